@@ -1,0 +1,129 @@
+/**
+ * The one place that reads the environment. `loadConfig()` is called once per process (by a
+ * `main.ts` or the embedded starter) and its result is handed to every service as a dependency.
+ */
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export type ServiceName = 'auth' | 'user' | 'book' | 'order' | 'payment' | 'analytics';
+
+export const SERVICE_NAMES: readonly ServiceName[] = ['auth', 'user', 'book', 'order', 'payment', 'analytics'];
+
+export const DEFAULT_PORTS: Record<ServiceName | 'gateway', number> = {
+  gateway: 8080,
+  auth: 8081,
+  user: 8082,
+  book: 8083,
+  order: 8084,
+  payment: 8087,
+  analytics: 8088,
+};
+
+export interface Config {
+  logLevel: string;
+  dataDir: string;
+  /** MySQL/MariaDB server URL without a database; each service uses `<dbPrefix><service>`. */
+  dbUrl: string | undefined;
+  dbPrefix: string;
+  kafkaBrokers: string[] | undefined;
+  kafkaClientId: string;
+  /** Prefix of every topic and consumer group, so several systems can share one broker. */
+  eventNamespace: string;
+  internalApiKey: string;
+  ports: Record<ServiceName | 'gateway', number>;
+  /** Base URLs (scheme, host, port) the services use to reach each other. */
+  urls: Record<ServiceName, string>;
+  jwt: {
+    issuer: string;
+    audience: string;
+    accessTokenTtlMs: number;
+    refreshTokenTtlMs: number;
+    privateKeyFile: string;
+  };
+  bootstrapAdmin: { email: string; password: string } | undefined;
+  authRateLimit: { windowMs: number; max: number };
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export interface LoadOptions {
+  /** The embedded default fills in what a lone service must be given explicitly. */
+  embedded?: boolean;
+}
+
+export const EMBEDDED_ADMIN = { email: 'admin@bookstore.local', password: 'Admin12345' };
+
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const int = (name: string, fallback: number, min = 0): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) {
+      throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+    }
+    return value;
+  };
+
+  const dataDir = path.resolve(read('DATA_DIR') ?? 'data');
+  const dbUrl = read('DB_URL');
+  if (dbUrl !== undefined && !/^mysql:\/\//.test(dbUrl)) {
+    throw new ConfigError(`DB_URL must be a mysql:// URL, got "${dbUrl}"`);
+  }
+  const dbPrefix = read('DB_PREFIX') ?? 'bookstore_';
+  if (!/^[A-Za-z0-9_]{1,40}$/.test(dbPrefix)) {
+    throw new ConfigError(`DB_PREFIX may hold only letters, digits and underscores, got "${dbPrefix}"`);
+  }
+
+  const ports = { ...DEFAULT_PORTS };
+  for (const name of Object.keys(ports) as (keyof typeof ports)[]) {
+    ports[name] = int(`${name.toUpperCase()}_PORT`, ports[name]);
+  }
+  const urls = {} as Record<ServiceName, string>;
+  for (const name of SERVICE_NAMES) {
+    urls[name] = (read(`${name.toUpperCase()}_URL`) ?? `http://127.0.0.1:${ports[name]}`).replace(/\/$/, '');
+  }
+
+  const internalApiKey = read('INTERNAL_API_KEY') ?? (options.embedded ? randomBytes(24).toString('base64url') : undefined);
+  if (internalApiKey === undefined) {
+    throw new ConfigError('INTERNAL_API_KEY must be set (the shared secret of internal calls between services)');
+  }
+
+  const adminEmail = read('BOOTSTRAP_ADMIN_EMAIL') ?? (options.embedded ? EMBEDDED_ADMIN.email : undefined);
+  const adminPassword = read('BOOTSTRAP_ADMIN_PASSWORD') ?? (options.embedded ? EMBEDDED_ADMIN.password : undefined);
+  if ((adminEmail === undefined) !== (adminPassword === undefined)) {
+    throw new ConfigError('BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD must be set together');
+  }
+
+  const brokers = read('KAFKA_BROKERS');
+
+  return {
+    logLevel: read('LOG_LEVEL') ?? 'info',
+    dataDir,
+    dbUrl,
+    dbPrefix,
+    kafkaBrokers: brokers ? brokers.split(',').map((b) => b.trim()).filter(Boolean) : undefined,
+    kafkaClientId: read('KAFKA_CLIENT_ID') ?? 'bookstore',
+    eventNamespace: read('EVENT_NAMESPACE') ?? '',
+    internalApiKey,
+    ports,
+    urls,
+    jwt: {
+      issuer: read('JWT_ISSUER') ?? 'bookstore-auth',
+      audience: read('JWT_AUDIENCE') ?? 'bookstore',
+      accessTokenTtlMs: 15 * 60 * 1000,
+      refreshTokenTtlMs: 7 * 24 * 60 * 60 * 1000,
+      privateKeyFile: path.resolve(read('JWT_PRIVATE_KEY_FILE') ?? path.join(dataDir, 'keys', 'jwt-private.pem')),
+    },
+    bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
+    authRateLimit: {
+      windowMs: int('AUTH_RATE_LIMIT_WINDOW_MS', 60_000, 1),
+      max: int('AUTH_RATE_LIMIT_MAX', 20, 1),
+    },
+  };
+}

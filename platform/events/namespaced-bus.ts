@@ -1,0 +1,23 @@
+/**
+ * Puts every topic and consumer group of a bus under a prefix, so several systems (parallel test
+ * suites, staging beside production) can share one broker without seeing each other's events.
+ */
+import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
+
+export function namespacedBus(bus: EventBus, namespace: string): EventBus {
+  if (!namespace) return bus;
+  const inner = (topic: string) => `${namespace}${topic}`;
+  const outer = (topic: string) => (topic.startsWith(namespace) ? topic.slice(namespace.length) : topic);
+  return {
+    kind: bus.kind,
+    publish: (messages: BusMessage[]) => bus.publish(messages.map((m) => ({ ...m, topic: inner(m.topic) }))),
+    subscribe: (options: SubscribeOptions): Promise<Subscription> =>
+      bus.subscribe({
+        groupId: inner(options.groupId),
+        topics: options.topics.map(inner),
+        handle: (message) => options.handle({ ...message, topic: outer(message.topic) }),
+      }),
+    health: () => bus.health(),
+    close: () => bus.close(),
+  };
+}

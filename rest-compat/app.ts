@@ -1,0 +1,171 @@
+/**
+ * The app factory every service uses: request ids, metrics, actuator routes, JSON bodies with the
+ * contract's 4xx answers, the service's own routes, then 404 and the error envelope.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Logger } from '../platform/logger';
+import { AppError, errorEnvelope } from './errors';
+
+export type HealthCheck = () => Promise<void>;
+
+export interface ServiceAppOptions {
+  name: string;
+  description: string;
+  logger: Logger;
+  /** Named dependency checks; `/actuator/health` is UP only when every one resolves. */
+  health: Record<string, HealthCheck>;
+  /** Routes that need the raw body (a signed webhook), mounted before JSON parsing. */
+  mountRaw?: (app: Express) => void;
+  mount: (app: Express) => void;
+  /** Express `trust proxy`: the gateway forwards the client's address. */
+  trustProxy?: string | boolean;
+}
+
+export const BODY_LIMIT = '1mb';
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Keeps a well-formed incoming `X-Request-Id`, or makes one, and echoes it on the response. */
+export const requestId: RequestHandler = (req, res, next) => {
+  const incoming = req.headers['x-request-id'];
+  req.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', req.requestId);
+  next();
+};
+
+function hasBody(req: express.Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** A body on a JSON route must be declared as JSON (415 otherwise). */
+const requireJsonContentType: RequestHandler = (req, _res, next) => {
+  if (BODY_METHODS.has(req.method) && hasBody(req) && !req.is(['application/json', 'application/*+json'])) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json', 415);
+  }
+  next();
+};
+
+/** Answers 405 on a known path with a method it does not serve; put last on a `router.route()`. */
+export const methodNotAllowed: RequestHandler = (req, res) => {
+  const route = req.route as { methods?: Record<string, boolean> } | undefined;
+  const allowed = Object.keys(route?.methods ?? {})
+    .filter((method) => !method.startsWith('_'))
+    .map((method) => method.toUpperCase());
+  if (allowed.includes('GET')) allowed.push('HEAD');
+  res.setHeader('Allow', allowed.join(', '));
+  throw new AppError('METHOD_NOT_ALLOWED', `Method ${req.method} is not supported for ${req.path}`, 405);
+};
+
+function bodyParserError(error: { type?: string; status?: number }): AppError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new AppError('MALFORMED_JSON', 'Malformed JSON request body', 400);
+    case 'entity.too.large':
+      return new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds the ${BODY_LIMIT} limit`, 413);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body encoding', 415);
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new AppError('BAD_REQUEST', 'The request body could not be read', 400);
+    default:
+      return undefined;
+  }
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const known = error instanceof AppError ? error : bodyParserError(error as { type?: string });
+    if (res.headersSent) {
+      logger.error({ err: error, requestId: req.requestId }, 'error after the response started');
+      res.destroy();
+      return;
+    }
+    if (!known) {
+      logger.error({ err: error, requestId: req.requestId, method: req.method, path: req.path }, 'unhandled error');
+      res.status(500).json(errorEnvelope(500, 'An unexpected error occurred', req.originalUrl.split('?')[0]));
+      return;
+    }
+    if (known.status >= 500) logger.warn({ code: known.code, requestId: req.requestId }, known.message);
+    for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
+    res.status(known.status).json(errorEnvelope(known.status, known.message, req.originalUrl.split('?')[0], known.validationErrors));
+  };
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (req) => {
+    throw new AppError('ROUTE_NOT_FOUND', `No route for ${req.method} ${req.path}`, 404);
+  };
+}
+
+function metrics(name: string): { registry: Registry; middleware: RequestHandler } {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: name });
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'http_server_requests_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'http_server_errors_total',
+    help: 'HTTP answers with a 5xx status',
+    labelNames: ['route'],
+    registers: [registry],
+  });
+  const middleware: RequestHandler = (req, res, next) => {
+    const end = duration.startTimer();
+    res.on('finish', () => {
+      const route = req.route ? `${req.baseUrl}${(req.route as { path: string }).path}` : 'unmatched';
+      end({ method: req.method, route, status: String(res.statusCode) });
+      if (res.statusCode >= 500) errors.inc({ route });
+    });
+    next();
+  };
+  return { registry, middleware };
+}
+
+export function createServiceApp(options: ServiceAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy ?? 'loopback, uniquelocal');
+  app.set('etag', false);
+
+  const { registry, middleware: measure } = metrics(options.name);
+  app.use(requestId, measure);
+
+  app.get('/actuator/health', async (_req, res) => {
+    const components: Record<string, { status: 'UP' | 'DOWN'; error?: string }> = {};
+    await Promise.all(
+      Object.entries(options.health).map(async ([name, check]) => {
+        try {
+          await check();
+          components[name] = { status: 'UP' };
+        } catch (error) {
+          components[name] = { status: 'DOWN', error: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+    const up = Object.values(components).every((c) => c.status === 'UP');
+    res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
+  });
+  app.get('/actuator/info', (_req, res) => {
+    res.json({ app: { name: options.name, description: options.description }, node: process.version });
+  });
+  app.get('/actuator/prometheus', async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+
+  options.mountRaw?.(app);
+  app.use(requireJsonContentType, express.json({ limit: BODY_LIMIT }));
+  options.mount(app);
+  app.use(notFoundHandler());
+  app.use(errorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,75 @@
+/**
+ * Validation at the edge: class-validator DTOs, path and query parameters. Every failure becomes
+ * the contract's 400 with `validationErrors` such as `items[0].quantity: must not be greater than 2000`.
+ */
+import 'reflect-metadata';
+import { plainToInstance, type ClassConstructor } from 'class-transformer';
+import { validate, type ValidationError } from 'class-validator';
+import { badRequest, validationFailed } from './errors';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function childPath(parent: string, property: string): string {
+  if (/^\d+$/.test(property)) return `${parent}[${property}]`;
+  return parent ? `${parent}.${property}` : property;
+}
+
+function flatten(errors: ValidationError[], parent = ''): string[] {
+  const lines: string[] = [];
+  for (const error of errors) {
+    const fieldPath = childPath(parent, error.property);
+    for (const message of Object.values(error.constraints ?? {})) {
+      const text = message.startsWith(`${error.property} `) ? message.slice(error.property.length + 1) : message;
+      lines.push(`${fieldPath}: ${text}`);
+    }
+    if (error.children?.length) lines.push(...flatten(error.children, fieldPath));
+  }
+  return lines;
+}
+
+/** Turns a parsed JSON body into a validated DTO instance, or throws the contract's 400. */
+export async function validateBody<T extends object>(dto: ClassConstructor<T>, body: unknown): Promise<T> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('Request body must be a JSON object', 'MALFORMED_REQUEST');
+  }
+  const instance = plainToInstance(dto, body);
+  const errors = await validate(instance, { whitelist: true, forbidUnknownValues: true });
+  if (errors.length > 0) throw validationFailed(flatten(errors));
+  return instance;
+}
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && UUID.test(value);
+}
+
+/** A path or query parameter that must be a UUID; answers 400 otherwise. Normalised to lowercase. */
+export function parseUuid(value: unknown, name: string): string {
+  if (!isUuid(value)) throw validationFailed([`${name}: must be a UUID`]);
+  return value.toLowerCase();
+}
+
+/** A real calendar date in `yyyy-MM-dd` form. */
+export function isIsoDate(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const match = DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** An optional `yyyy-MM-dd` query parameter; answers 400 when present and not a real date. */
+export function parseOptionalDate(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isIsoDate(value)) throw validationFailed([`${name}: must be a date in yyyy-MM-dd form`]);
+  return value;
+}
+
+/** A required, non-blank string query parameter. */
+export function requireQueryString(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw validationFailed([`${name}: must not be blank`]);
+  }
+  return value;
+}

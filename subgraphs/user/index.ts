@@ -1,0 +1,47 @@
+/** Builds the user service (REST routes, outbox relay) from its dependencies. */
+import type { Config } from '../../platform/config';
+import { openDatabase } from '../../platform/database';
+import type { EventBus } from '../../platform/events/bus';
+import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
+import { ProcessedEvent } from '../../platform/events/consumer';
+import type { Logger } from '../../platform/logger';
+import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
+import { createServiceApp } from '../../rest-compat/app';
+import { remoteJwksVerifier, type TokenVerifier } from '../../rest-compat/auth';
+import { UserProfile } from './entities';
+import { CreateUserProfiles1732000000100 } from './migrations/1732000000100-CreateUserProfiles';
+import { userRoutes } from './routes';
+import { UserService } from './service';
+
+export interface UserServiceDeps {
+  config: Config;
+  logger: Logger;
+  bus: EventBus;
+  /** Defaults to the auth service's JWKS at `config.urls.auth`. */
+  verifier?: TokenVerifier;
+}
+
+export async function createUserService(deps: UserServiceDeps): Promise<BookstoreService> {
+  const { config, bus } = deps;
+  const logger = deps.logger.child({ service: 'user' });
+  const db = await openDatabase({
+    service: 'user',
+    config,
+    entities: [UserProfile, OutboxEvent, ProcessedEvent],
+    migrations: [EventTables1732000000000, CreateUserProfiles1732000000100],
+  });
+  const relay = new OutboxRelay({ db, bus, logger });
+  const service = new UserService(db, () => relay.wake());
+  const verifier =
+    deps.verifier ?? remoteJwksVerifier(`${config.urls.auth}/auth/.well-known/jwks.json`, { issuer: config.jwt.issuer, audience: config.jwt.audience });
+
+  const app = createServiceApp({
+    name: 'user',
+    description: 'User profiles',
+    logger,
+    health: { db: () => db.ping(), bus: () => bus.health() },
+    mount: (app) => app.use('/api/user', userRoutes(service, verifier, config.internalApiKey)),
+  });
+  return serviceRuntime({ name: 'user', app, db, logger, relay });
+}

@@ -1,0 +1,129 @@
+/**
+ * Profiles: reads, search, update and delete with their role and ownership rules, and the internal
+ * create called at registration. REST routes and GraphQL resolvers both call these functions.
+ */
+import type { Database } from '../../platform/database';
+import { isUniqueViolation } from '../../platform/database';
+import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
+import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
+import { assertRole, assertSelfOrAdmin, type Principal } from '../../rest-compat/auth';
+import { badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
+import type { CreateUserProfileRequest, ProfileFieldsDto, UserRequestDto, UserResponseDto } from './dto';
+import { UserProfile } from './entities';
+
+export function toUserResponse(profile: UserProfile): UserResponseDto {
+  return {
+    userId: profile.userId,
+    firstName: profile.firstName,
+    lastName: profile.lastName,
+    email: profile.email,
+    phoneNumber: profile.phoneNumber,
+    dateOfBirth: profile.dateOfBirth,
+    address: profile.address,
+    createdAt: contractTimestamp(profile.createdAt),
+    updatedAt: contractTimestamp(profile.updatedAt),
+  };
+}
+
+const userNotFound = (id: string) => notFound(`User not found with id: ${id}`, 'USER_NOT_FOUND');
+
+function profileFields(dto: ProfileFieldsDto): Pick<UserProfile, 'firstName' | 'lastName' | 'phoneNumber' | 'dateOfBirth' | 'address'> {
+  return {
+    firstName: dto.firstName.trim(),
+    lastName: dto.lastName.trim(),
+    phoneNumber: dto.phoneNumber,
+    dateOfBirth: dto.dateOfBirth,
+    address: dto.address.trim(),
+  };
+}
+
+/** Makes `%`, `_` and the escape character itself plain characters in a LIKE pattern. */
+export function likePattern(keyword: string): string {
+  return `%${keyword.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+export class UserService {
+  constructor(
+    private readonly db: Database,
+    private readonly onEventsCommitted: () => void,
+  ) {}
+
+  async getUser(id: string): Promise<UserResponseDto> {
+    const profile = await this.db.manager.findOne(UserProfile, { where: { userId: id } });
+    if (!profile) throw userNotFound(id);
+    return toUserResponse(profile);
+  }
+
+  /** Batch lookup for federation references: the known ones, in no particular order. */
+  async getUsers(ids: readonly string[]): Promise<UserResponseDto[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.manager.createQueryBuilder(UserProfile, 'p').where('p.user_id IN (:...ids)', { ids: [...ids] }).getMany();
+    return rows.map(toUserResponse);
+  }
+
+  async listUsers(principal: Principal): Promise<UserResponseDto[]> {
+    assertRole(principal, 'ADMIN');
+    const rows = await this.db.manager.find(UserProfile, { order: { createdAt: 'ASC', userId: 'ASC' } });
+    return rows.map(toUserResponse);
+  }
+
+  async searchUsers(principal: Principal, keyword: string): Promise<UserResponseDto[]> {
+    assertRole(principal, 'ADMIN');
+    const rows = await this.db.manager
+      .createQueryBuilder(UserProfile, 'p')
+      .where(
+        "LOWER(p.first_name) LIKE :pattern ESCAPE '!' OR LOWER(p.last_name) LIKE :pattern ESCAPE '!' OR LOWER(p.email) LIKE :pattern ESCAPE '!'",
+        { pattern: likePattern(keyword.trim()) },
+      )
+      .orderBy('p.created_at', 'ASC')
+      .addOrderBy('p.user_id', 'ASC')
+      .getMany();
+    return rows.map(toUserResponse);
+  }
+
+  async updateUser(principal: Principal, id: string, dto: UserRequestDto): Promise<UserResponseDto> {
+    assertSelfOrAdmin(principal, id);
+    const profile = await this.db.transaction(async (manager) => {
+      const current = await manager.findOne(UserProfile, { where: { userId: id } });
+      if (!current) throw userNotFound(id);
+      if (dto.email !== undefined && dto.email.trim().toLowerCase() !== current.email) {
+        throw badRequest('The email is the login identity and cannot be changed here', 'EMAIL_IMMUTABLE');
+      }
+      Object.assign(current, profileFields(dto), { updatedAt: new Date() });
+      await manager.save(current);
+      return current;
+    });
+    return toUserResponse(profile);
+  }
+
+  async deleteUser(principal: Principal, id: string): Promise<void> {
+    assertRole(principal, 'ADMIN');
+    if (principal.userId === id) throw forbidden('Admins cannot delete their own account');
+    await this.db.transaction(async (manager) => {
+      const result = await manager.delete(UserProfile, { userId: id });
+      if (!result.affected) throw userNotFound(id);
+      const event: UserDeletedEvent = { ...eventEnvelope('UserDeletedEvent'), userId: id };
+      await enqueueEvent(manager, TOPICS.userDeleted, id, event);
+    });
+    this.onEventsCommitted();
+  }
+
+  /** Internal, at registration: creating the same userId twice returns the first profile. */
+  async createProfile(request: CreateUserProfileRequest): Promise<UserResponseDto> {
+    const userId = request.userId.toLowerCase();
+    const email = request.email.trim().toLowerCase();
+    const existing = await this.db.manager.findOne(UserProfile, { where: { userId } });
+    if (existing) return toUserResponse(existing);
+    const now = new Date();
+    const profile = Object.assign(new UserProfile(), { userId, email, ...profileFields(request), createdAt: now, updatedAt: now });
+    try {
+      await this.db.transaction((manager) => manager.insert(UserProfile, profile));
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const raced = await this.db.manager.findOne(UserProfile, { where: { userId } });
+      if (raced) return toUserResponse(raced);
+      throw conflict(`A user with email ${email} already exists`, 'DUPLICATE_EMAIL');
+    }
+    return toUserResponse(profile);
+  }
+}
