@@ -30,6 +30,10 @@ export interface Config {
   /** Prefix of every topic and consumer group, so several systems can share one broker. */
   eventNamespace: string;
   internalApiKey: string;
+  /** Express `trust proxy`: which peers may say who the client is (X-Forwarded-For), for per-client rate limits. */
+  trustProxy: string;
+  /** Address every listener binds: all interfaces in containers, loopback for the embedded default. */
+  bindHost: string;
   ports: Record<ServiceName | 'gateway', number>;
   /** Base URLs (scheme, host, port) the services use to reach each other. */
   urls: Record<ServiceName, string>;
@@ -42,6 +46,16 @@ export interface Config {
   };
   bootstrapAdmin: { email: string; password: string } | undefined;
   authRateLimit: { windowMs: number; max: number };
+  stripe: {
+    /** Unset: the payment service cannot start (the embedded default uses the simulator's key). */
+    secretKey: string | undefined;
+    webhookSecret: string | undefined;
+    /** Where the SDK sends API calls; unset means api.stripe.com. */
+    apiUrl: string | undefined;
+    currency: string;
+    /** The built-in simulator's port, when this process runs it. */
+    simulatorPort: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -102,8 +116,19 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
 
   const brokers = read('KAFKA_BROKERS');
 
+  const simulatorPort = int('STRIPE_SIMULATOR_PORT', 8099);
+  const stripeKey = read('STRIPE_SECRET_KEY');
+  // The embedded default uses the simulator unless a real key is given without a simulator URL.
+  const useSimulator = options.embedded && stripeKey === undefined;
+  const stripeApiUrl = read('STRIPE_API_URL') ?? (useSimulator ? `http://127.0.0.1:${simulatorPort}` : undefined);
+  if (stripeApiUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(stripeApiUrl)) {
+    throw new ConfigError(`STRIPE_API_URL must be a scheme, host and port such as http://127.0.0.1:8099, got "${stripeApiUrl}"`);
+  }
+  const currency = (read('PAYMENT_CURRENCY') ?? 'usd').toLowerCase();
+  if (!/^[a-z]{3}$/.test(currency)) throw new ConfigError(`PAYMENT_CURRENCY must be a three-letter ISO currency code, got "${currency}"`);
+
   return {
-    logLevel: read('LOG_LEVEL') ?? 'info',
+    logLevel: read('LOG_LEVEL') ?? (options.embedded ? 'warn' : 'info'),
     dataDir,
     dbUrl,
     dbPrefix,
@@ -111,6 +136,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     kafkaClientId: read('KAFKA_CLIENT_ID') ?? 'bookstore',
     eventNamespace: read('EVENT_NAMESPACE') ?? '',
     internalApiKey,
+    trustProxy: read('TRUST_PROXY') ?? 'loopback',
+    bindHost: read('BIND_HOST') ?? (options.embedded ? '127.0.0.1' : '0.0.0.0'),
     ports,
     urls,
     jwt: {
@@ -121,6 +148,13 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       privateKeyFile: path.resolve(read('JWT_PRIVATE_KEY_FILE') ?? path.join(dataDir, 'keys', 'jwt-private.pem')),
     },
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
+    stripe: {
+      secretKey: stripeKey ?? (useSimulator ? 'sk_test_bookstore_simulator' : undefined),
+      webhookSecret: read('STRIPE_WEBHOOK_SECRET') ?? (options.embedded ? 'whsec_bookstore_simulator_secret' : undefined),
+      apiUrl: stripeApiUrl,
+      currency,
+      simulatorPort,
+    },
     authRateLimit: {
       windowMs: int('AUTH_RATE_LIMIT_WINDOW_MS', 60_000, 1),
       max: int('AUTH_RATE_LIMIT_MAX', 20, 1),

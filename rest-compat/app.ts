@@ -56,7 +56,7 @@ export const methodNotAllowed: RequestHandler = (req, res) => {
     .map((method) => method.toUpperCase());
   if (allowed.includes('GET')) allowed.push('HEAD');
   res.setHeader('Allow', allowed.join(', '));
-  throw new AppError('METHOD_NOT_ALLOWED', `Method ${req.method} is not supported for ${req.path}`, 405);
+  throw new AppError('METHOD_NOT_ALLOWED', `Method ${req.method} is not supported for ${req.originalUrl.split('?')[0]}`, 405);
 };
 
 function bodyParserError(error: { type?: string; status?: number }): AppError | undefined {
@@ -134,7 +134,7 @@ function metrics(name: string): { registry: Registry; middleware: RequestHandler
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', options.trustProxy ?? 'loopback, uniquelocal');
+  app.set('trust proxy', options.trustProxy ?? 'loopback');
   app.set('etag', false);
 
   const { registry, middleware: measure } = metrics(options.name);

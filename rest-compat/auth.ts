@@ -63,10 +63,22 @@ class JwtVerifier implements TokenVerifier {
   }
 }
 
-/** Verifies against the auth service's published key set, fetched and cached over HTTP. */
-export function remoteJwksVerifier(jwksUrl: string, options: VerifierOptions): TokenVerifier {
-  const keys = createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
-  return new JwtVerifier(keys, options);
+/**
+ * Verifies against the auth service's published key set, fetched and cached over HTTP. The URL is
+ * read at the first verification, so a service may be built before the auth service's address is known.
+ */
+export function remoteJwksVerifier(jwksUrl: () => string, options: VerifierOptions): TokenVerifier {
+  let keys: JWTVerifyGetKey | undefined;
+  const lazyKeys: JWTVerifyGetKey = (header, token) => {
+    keys ??= createRemoteJWKSet(new URL(jwksUrl()), { timeoutDuration: 3000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+    return keys(header, token);
+  };
+  return new JwtVerifier(lazyKeys, options);
+}
+
+/** The verifier every service but auth uses: the auth service's JWKS at `config.urls.auth`. */
+export function jwksVerifierFor(config: { urls: { auth: string }; jwt: VerifierOptions }): TokenVerifier {
+  return remoteJwksVerifier(() => `${config.urls.auth}/auth/.well-known/jwks.json`, { issuer: config.jwt.issuer, audience: config.jwt.audience });
 }
 
 /** Verifies against a key set held in memory (the auth service itself). */

@@ -73,3 +73,22 @@ export function requireQueryString(value: unknown, name: string): string {
   }
   return value;
 }
+
+/** A 400 naming one field, e.g. `validationError('status: must be one of ...')`. */
+export function validationError(line: string) {
+  return validationFailed([line]);
+}
+
+/** `limit` and `offset` query parameters: integers, `limit` in 1..maxLimit, `offset` >= 0. */
+export function parseLimitOffset(query: Record<string, unknown>, defaults: { limit: number; maxLimit: number }): { limit: number; offset: number } {
+  const parse = (name: string, value: unknown, fallback: number, min: number, max: number): number => {
+    if (value === undefined) return fallback;
+    const number = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(number) || number < min || number > max) throw validationError(`${name}: must be an integer from ${min} to ${max}`);
+    return number;
+  };
+  return {
+    limit: parse('limit', query.limit, defaults.limit, 1, defaults.maxLimit),
+    offset: parse('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
+  };
+}

@@ -15,20 +15,29 @@ import { createEventBus } from '../platform/events/create-bus';
 import { namespacedBus } from '../platform/events/namespaced-bus';
 import { createLogger } from '../platform/logger';
 import type { BookstoreService } from '../platform/service';
-import { createAuthService } from '../subgraphs/auth';
-import { createUserService } from '../subgraphs/user';
+import { SERVICE_FACTORIES } from '../subgraphs';
+import type { AuthServiceRuntime } from '../subgraphs/auth';
+import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
+
+export { waitFor } from './wait';
 
 export const INTERNAL_KEY = 'test-internal-key';
 
 export interface Stack {
   config: Config;
   bus: EventBus;
-  auth: Awaited<ReturnType<typeof createAuthService>>;
+  auth: AuthServiceRuntime;
   user: BookstoreService;
-  urls: Record<'auth' | 'user', string>;
+  services: Partial<Record<ServiceName, BookstoreService>>;
+  /** Base URL of every started service. */
+  urls: Record<ServiceName, string>;
   admin: { email: string; password: string };
+  /** The Stripe simulator the payment service talks to, when the payment service runs. */
+  stripe: StripeSimulator | undefined;
   stop(): Promise<void>;
 }
+
+export const WEBHOOK_SECRET = 'whsec_test_harness_secret';
 
 export function testConfig(env: Record<string, string> = {}): Config {
   const id = randomBytes(4).toString('hex');
@@ -60,30 +69,56 @@ async function dropDatabases(config: Config, services: ServiceName[]): Promise<v
   fs.rmSync(config.dataDir, { recursive: true, force: true });
 }
 
-export async function startStack(env: Record<string, string> = {}): Promise<Stack> {
-  const config = testConfig(env);
+export interface StackOptions {
+  /** Services besides auth and user, which always run. */
+  services?: ServiceName[];
+  env?: Record<string, string>;
+}
+
+/** Starts auth, user and the requested services, in the start order of SERVICE_FACTORIES. */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const config = testConfig(options.env);
   const logger = createLogger(config.logLevel);
   const bus = namespacedBus(createEventBus(config, logger), config.eventNamespace);
-  const auth = await createAuthService({ config, logger, bus });
-  const authPort = await auth.start(0, '127.0.0.1');
-  config.urls.auth = `http://127.0.0.1:${authPort}`;
-  const user = await createUserService({ config, logger, bus });
-  const userPort = await user.start(0, '127.0.0.1');
-  config.urls.user = `http://127.0.0.1:${userPort}`;
-  await auth.bootstrapDone();
-  return {
-    config,
-    bus,
-    auth,
-    user,
-    urls: { auth: config.urls.auth, user: config.urls.user },
-    admin: config.bootstrapAdmin as { email: string; password: string },
-    async stop() {
-      await Promise.allSettled([auth.stop(), user.stop()]);
-      await bus.close();
-      await dropDatabases(config, ['auth', 'user']);
-    },
+  const wanted = new Set<ServiceName>(['auth', 'user', ...(options.services ?? [])]);
+  const services: Partial<Record<ServiceName, BookstoreService>> = {};
+  let stripe: StripeSimulator | undefined;
+  const stopAll = async () => {
+    await Promise.allSettled(Object.values(services).map((service) => service.stop()));
+    await stripe?.stop();
+    await bus.close();
+    await dropDatabases(config, Object.keys(services) as ServiceName[]);
   };
+  try {
+    if (wanted.has('payment')) {
+      stripe = createStripeSimulator({ webhookUrl: () => `${config.urls.payment}/api/payments/webhook`, webhookSecret: WEBHOOK_SECRET, logger });
+      const port = await stripe.start(0, '127.0.0.1');
+      config.stripe = { ...config.stripe, secretKey: 'sk_test_harness', webhookSecret: WEBHOOK_SECRET, apiUrl: `http://127.0.0.1:${port}` };
+    }
+    for (const [name, build] of Object.entries(SERVICE_FACTORIES) as [ServiceName, NonNullable<(typeof SERVICE_FACTORIES)[ServiceName]>][]) {
+      if (!wanted.has(name)) continue;
+      const service = await build({ config, logger, bus });
+      services[name] = service;
+      const port = await service.start(0, '127.0.0.1');
+      config.urls[name] = `http://127.0.0.1:${port}`;
+    }
+    const auth = services.auth as AuthServiceRuntime;
+    await auth.bootstrapDone();
+    return {
+      config,
+      bus,
+      auth,
+      user: services.user as BookstoreService,
+      services,
+      urls: config.urls,
+      admin: config.bootstrapAdmin as { email: string; password: string },
+      stripe,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
 }
 
 let counter = 0;
@@ -128,16 +163,6 @@ export async function adminSession(stack: Stack) {
   const tokens = await login(stack.urls.auth, stack.admin.email, stack.admin.password, 'admin-device');
   const payload = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
   return { tokens, userId: payload.sub, bearer: `Bearer ${tokens.accessToken}` };
-}
-
-/** Polls `condition` until it holds or `timeoutMs` passes. */
-export async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Asserts the contract's error envelope (CONTRACT §1.1). */

@@ -3,7 +3,8 @@
  * payload is a class whose decorators are the consumer's validation; producers build plain objects
  * of the same shape. Every event carries `eventId`, `type` and `occurredAt` besides its own fields.
  */
-import { Equals, IsISO8601, IsUUID } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMinSize, Equals, IsArray, IsISO8601, IsInt, IsNumber, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
 
 export const TOPICS = {
   paymentCreated: 'payment-created',
@@ -36,4 +37,111 @@ export class UserDeletedEvent extends EventEnvelope {
 
   @IsUUID('all')
   userId!: string;
+}
+
+/** A purchased line as events carry it; `price` is the unit price. */
+export class EventItem {
+  @IsUUID('all')
+  bookId!: string;
+
+  @IsString()
+  bookTitle!: string;
+
+  @IsInt()
+  @Min(1)
+  quantity!: number;
+
+  @IsNumber({ maxDecimalPlaces: 2, allowNaN: false, allowInfinity: false })
+  @Min(0)
+  price!: number;
+}
+
+const amount = () => IsNumber({ maxDecimalPlaces: 2, allowNaN: false, allowInfinity: false });
+
+export class PaymentCreatedEvent extends EventEnvelope {
+  @Equals('PaymentCreatedEvent')
+  declare type: 'PaymentCreatedEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') checkoutId!: string;
+  @IsUUID('all') userId!: string;
+  @amount() @Min(0) amount!: number;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => EventItem)
+  items!: EventItem[];
+}
+
+export class PaymentSuccessEvent extends EventEnvelope {
+  @Equals('PaymentSuccessEvent')
+  declare type: 'PaymentSuccessEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') checkoutId!: string;
+  @IsUUID('all') userId!: string;
+  /** The provider's PaymentIntent id. */
+  @IsString() transactionId!: string;
+  @amount() @Min(0) amount!: number;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => EventItem)
+  items!: EventItem[];
+
+  @IsString() email!: string;
+  @IsString() firstName!: string;
+  @IsString() phoneNumber!: string;
+}
+
+export class PaymentFailedEvent extends EventEnvelope {
+  @Equals('PaymentFailedEvent')
+  declare type: 'PaymentFailedEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') checkoutId!: string;
+  @IsUUID('all') userId!: string;
+  @IsString() transactionId!: string;
+  @amount() @Min(0) amount!: number;
+  @IsString() reason!: string;
+}
+
+export class PaymentRefundedEvent extends EventEnvelope {
+  @Equals('PaymentRefundedEvent')
+  declare type: 'PaymentRefundedEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') userId!: string;
+  @IsString() transactionId!: string;
+  @amount() @Min(0) amount!: number;
+}
+
+/** Legacy: no producer of ours; analytics accepts it without counting a payment twice. */
+export class PaymentCompletedEvent extends EventEnvelope {
+  @Equals('PaymentCompletedEvent')
+  declare type: 'PaymentCompletedEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') orderId!: string;
+  @IsString() transactionId!: string;
+  @amount() @Min(0) amount!: number;
+}
+
+export class OrderCreatedEvent extends EventEnvelope {
+  @Equals('OrderCreatedEvent')
+  declare type: 'OrderCreatedEvent';
+
+  @IsUUID('all') orderId!: string;
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') userId!: string;
+  @amount() @Min(0) totalAmount!: number;
+
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => EventItem)
+  items!: EventItem[];
+
+  @IsString() status!: string;
 }

@@ -161,7 +161,7 @@ describe('a deleted profile', () => {
     const admin = await adminSession(stack);
     const del = await users().delete(`/api/user/${user.userId}`).set('Authorization', admin.bearer);
     expect(del.status).toBe(200);
-    await waitFor(async () => (await auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'x' })).status === 401, 15_000, 'login refused');
+    await waitFor(async () => (await auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'x' })).status === 401, { timeoutMs: 15_000, what: 'login refused' });
     expectEnvelope(await auth().post('/auth/refresh').send({ refreshToken: user.tokens.refreshToken }), 401);
   });
 });

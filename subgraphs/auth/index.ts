@@ -24,7 +24,9 @@ export interface AuthServiceDeps {
   bus: EventBus;
 }
 
-export async function createAuthService(deps: AuthServiceDeps): Promise<BookstoreService & { auth: AuthService }> {
+export type AuthServiceRuntime = BookstoreService & { auth: AuthService; bootstrapDone(): Promise<void> };
+
+export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServiceRuntime> {
   const { config, bus } = deps;
   const logger = deps.logger.child({ service: 'auth' });
   const db = await openDatabase({
@@ -43,6 +45,7 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<Bookstor
     name: 'auth',
     description: 'Accounts, sessions and access tokens',
     logger,
+    trustProxy: config.trustProxy,
     health: { db: () => db.ping(), bus: () => bus.health() },
     mount: (app) => app.use('/auth', authRoutes(auth, key, verifier, config.authRateLimit)),
   });

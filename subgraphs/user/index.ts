@@ -8,7 +8,7 @@ import type { Logger } from '../../platform/logger';
 import { serviceRuntime, type BookstoreService } from '../../platform/service';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
 import { createServiceApp } from '../../rest-compat/app';
-import { remoteJwksVerifier, type TokenVerifier } from '../../rest-compat/auth';
+import { jwksVerifierFor, type TokenVerifier } from '../../rest-compat/auth';
 import { UserProfile } from './entities';
 import { CreateUserProfiles1732000000100 } from './migrations/1732000000100-CreateUserProfiles';
 import { userRoutes } from './routes';
@@ -34,7 +34,7 @@ export async function createUserService(deps: UserServiceDeps): Promise<Bookstor
   const relay = new OutboxRelay({ db, bus, logger });
   const service = new UserService(db, () => relay.wake());
   const verifier =
-    deps.verifier ?? remoteJwksVerifier(`${config.urls.auth}/auth/.well-known/jwks.json`, { issuer: config.jwt.issuer, audience: config.jwt.audience });
+    deps.verifier ?? jwksVerifierFor(config);
 
   const app = createServiceApp({
     name: 'user',

@@ -1,0 +1,165 @@
+/**
+ * One contract for every EventBus, run against the in-process bus and against a real Kafka broker
+ * (KAFKA_BROKERS): what the services rely on, whichever column of the design they run in.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../database';
+import { waitFor } from '../../test/wait';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
+import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions } from './bus';
+import { consume } from './consumer';
+import { MemoryBus } from './memory-bus';
+import { deadLetterTopic } from './topics';
+
+jest.setTimeout(90000);
+
+const databases = new TestDatabases();
+afterAll(() => databases.dropAll());
+
+function busContract(kind: 'memory' | 'kafka', makeBus: () => EventBus): void {
+  let bus: EventBus;
+  let db: Database;
+  const subscriptions: { stop(): Promise<void> }[] = [];
+  const topic = () => `contract-${randomUUID()}`;
+  const group = () => `group-${randomUUID()}`;
+
+  beforeAll(async () => {
+    bus = makeBus();
+    db = await databases.open(`contract_${kind}`);
+  });
+  afterEach(async () => {
+    await Promise.all(subscriptions.splice(0).map((s) => s.stop()));
+  });
+  afterAll(async () => {
+    await bus?.close();
+  });
+
+  /** Subscribes and records every message the handler got, in delivery order. */
+  async function record(options: Omit<SubscribeOptions, 'handle'>, handle?: (m: ConsumedMessage) => Promise<void>): Promise<ConsumedMessage[]> {
+    const received: ConsumedMessage[] = [];
+    const subscription = await bus.subscribe({
+      ...options,
+      handle: async (message) => {
+        await handle?.(message);
+        received.push(message);
+      },
+    });
+    subscriptions.push(subscription);
+    return received;
+  }
+
+  const messages = (t: string, count: number, key: (i: number) => string): BusMessage[] =>
+    Array.from({ length: count }, (_, i) => ({ topic: t, key: key(i), value: JSON.stringify({ seq: i, key: key(i) }) }));
+  const seqOf = (m: ConsumedMessage) => (JSON.parse(m.value) as { seq: number }).seq;
+
+  it('answers its health check', async () => {
+    await expect(bus.health()).resolves.toBeUndefined();
+  });
+
+  it('delivers key, value and headers, including what was published before the group subscribed', async () => {
+    const t = topic();
+    await bus.publish([{ topic: t, key: 'book-1', value: '{"n":1}', headers: { eventId: 'e-1', 'x-trace': 'abc' } }]);
+    const received = await record({ groupId: group(), topics: [t] });
+    await bus.publish([{ topic: t, key: 'book-1', value: '{"n":2}', headers: { eventId: 'e-2' } }]);
+
+    await waitFor(() => received.length >= 2, { what: 'both messages' });
+    expect(received.map((m) => m.value)).toEqual(['{"n":1}', '{"n":2}']);
+    expect(received[0]).toMatchObject({ topic: t, key: 'book-1', headers: { eventId: 'e-1', 'x-trace': 'abc' } });
+    expect(received[1].headers).toEqual({ eventId: 'e-2' });
+    expect(typeof received[0].partition).toBe('number');
+    expect(BigInt(received[1].offset)).toBeGreaterThan(BigInt(received[0].offset));
+  });
+
+  it('keeps the order of the messages that share a key', async () => {
+    const t = topic();
+    const all = messages(t, 100, (i) => `key-${i % 5}`);
+    const received = await record({ groupId: group(), topics: [t] });
+    for (let i = 0; i < all.length; i += 25) await bus.publish(all.slice(i, i + 25));
+
+    await waitFor(() => received.length >= 100, { what: '100 messages' });
+    for (let k = 0; k < 5; k++) {
+      const seqs = received.filter((m) => m.key === `key-${k}`).map(seqOf);
+      expect(seqs).toEqual(Array.from({ length: 20 }, (_, i) => i * 5 + k));
+    }
+  });
+
+  it('shares the messages among the consumers of one group, each handled once', async () => {
+    const t = topic();
+    const groupId = group();
+    const first = await record({ groupId, topics: [t] });
+    const second = await record({ groupId, topics: [t] });
+    await bus.publish(messages(t, 60, (i) => `book-${i}`));
+
+    await waitFor(() => first.length + second.length >= 60, { what: '60 messages across both consumers' });
+    const seqs = [...first, ...second].map(seqOf).sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(first.length).toBeGreaterThan(0);
+    expect(second.length).toBeGreaterThan(0);
+  });
+
+  it('gives every message to each consumer group', async () => {
+    const t = topic();
+    const analytics = await record({ groupId: group(), topics: [t] });
+    const orders = await record({ groupId: group(), topics: [t] });
+    await bus.publish(messages(t, 10, () => 'payment-1'));
+
+    await waitFor(() => analytics.length >= 10 && orders.length >= 10, { what: 'both groups to get 10 messages' });
+    expect(analytics.map(seqOf)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(orders.map(seqOf)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('redelivers a message whose handler failed, after a back-off, and skips nothing after it', async () => {
+    const t = topic();
+    const attempts: number[] = [];
+    let failuresLeft = 2;
+    const handled = await record({ groupId: group(), topics: [t] }, async (message) => {
+      attempts.push(seqOf(message));
+      if (seqOf(message) === 2 && failuresLeft-- > 0) throw new Error('database unavailable');
+    });
+    await bus.publish(messages(t, 5, () => 'order-1'));
+
+    await waitFor(() => handled.length >= 5, { what: 'all 5 messages handled' });
+    expect(attempts).toEqual([0, 1, 2, 2, 2, 3, 4]);
+    expect(handled.map(seqOf)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('sends unparseable and invalid events to the dead-letter topic and applies the later ones', async () => {
+    const t = topic();
+    const groupId = group();
+    await db.manager.insert(Counter, { name: t, value: 0 });
+    const deadLetters = await record({ groupId: group(), topics: [deadLetterTopic(t)] });
+    subscriptions.push(
+      await consume({
+        bus,
+        db,
+        logger: testLogger,
+        groupId,
+        topic: t,
+        schema: CounterIncremented,
+        apply: async (event, manager) => {
+          await manager.increment(Counter, { name: event.counter }, 'value', 1);
+        },
+      }),
+    );
+    const notJson = '{"eventId": ';
+    const invalid = JSON.stringify({ eventId: 'not-a-uuid', type: 'CounterIncremented', counter: t, seq: -1 });
+    const valid = [counterIncremented(t, 0), counterIncremented(t, 1)];
+    await bus.publish(
+      [JSON.stringify(valid[0]), notJson, invalid, JSON.stringify(valid[1])].map((value) => ({ topic: t, key: 'counter-1', value })),
+    );
+
+    await waitFor(async () => deadLetters.length >= 2 && (await readCounter(db, t)) >= 2, { what: 'two dead letters and two applied events' });
+    expect(deadLetters.map((m) => m.value)).toEqual([notJson, invalid]);
+    expect(deadLetters[0].headers).toMatchObject({ 'dlt-reason': 'payload is not valid JSON', 'dlt-original-topic': t, 'dlt-consumer': groupId });
+    expect(deadLetters[1].headers?.['dlt-reason']).toMatch(/^payload failed validation: .*eventId/);
+    expect(deadLetters[1].key).toBe('counter-1');
+    expect(await readCounter(db, t)).toBe(2);
+  });
+}
+
+describe('memory bus', () => busContract('memory', () => new MemoryBus()));
+
+const describeKafka = testConfig.kafkaBrokers ? describe : describe.skip;
+describeKafka(testConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () =>
+  busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' })),
+);

@@ -1,0 +1,256 @@
+/**
+ * The outbox's promise, end to end through a real database and the configured bus: every committed
+ * event arrives, whatever the broker or the relay does, and the idempotent consumer applies it once.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Database } from '../database';
+import { waitFor } from '../../test/wait';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
+import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
+import { ProcessedEvent, consume } from './consumer';
+import { MemoryBus } from './memory-bus';
+import { OutboxRelay, enqueueEvent } from './outbox';
+
+jest.setTimeout(120000);
+
+const kafka = testConfig.kafkaBrokers !== undefined;
+const databases = new TestDatabases();
+afterAll(() => databases.dropAll());
+
+/** Watches a bus (publishes, deliveries) and can refuse publishes the way a broker that is down does. */
+class ObservedBus implements EventBus {
+  refusing = false;
+  published = 0;
+  rejections = 0;
+  handled = 0;
+
+  constructor(readonly inner: EventBus) {}
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  async publish(messages: BusMessage[]): Promise<void> {
+    try {
+      if (this.refusing) throw new Error('broker unavailable');
+      await this.inner.publish(messages);
+    } catch (error) {
+      this.rejections++;
+      throw error;
+    }
+    this.published += messages.length;
+  }
+
+  subscribe(options: SubscribeOptions): Promise<Subscription> {
+    return this.inner.subscribe({
+      ...options,
+      handle: async (message) => {
+        await options.handle(message);
+        this.handled++;
+      },
+    });
+  }
+
+  health(): Promise<void> {
+    return this.inner.health();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** A relay's database whose delete fails: the relay dies after publishing, before removing the rows. */
+class DiesBeforeDelete extends Database {
+  constructor(
+    db: Database,
+    private readonly die: () => void,
+  ) {
+    super(db.dataSource, db.kind, db.name);
+  }
+
+  override transaction<T>(): Promise<T> {
+    this.die();
+    return Promise.reject(new Error('relay died between publish and delete'));
+  }
+}
+
+/** A producing service and a consuming one sharing a database: state changes counted on both sides. */
+async function pipeline(service: string, bus: EventBus) {
+  const db = await databases.open(service);
+  const topic = `outbox-${randomUUID()}`;
+  const groupId = `counter-${randomUUID()}`;
+  await db.manager.insert(Counter, [
+    { name: 'produced', value: 0 },
+    { name: 'consumed', value: 0 },
+  ]);
+  const subscription = await consume({
+    bus,
+    db,
+    logger: testLogger,
+    groupId,
+    topic,
+    schema: CounterIncremented,
+    apply: async (event, manager) => {
+      await manager.increment(Counter, { name: event.counter }, 'value', 1);
+    },
+  });
+  let seq = 0;
+  return {
+    db,
+    topic,
+    /** Commits `count` state changes, each enqueuing its event in the same transaction. */
+    async produce(count: number, relay?: OutboxRelay): Promise<void> {
+      for (let i = 0; i < count; i++, seq++) {
+        await db.transaction(async (manager) => {
+          await manager.increment(Counter, { name: 'produced' }, 'value', 1);
+          await enqueueEvent(manager, topic, `key-${seq % 7}`, counterIncremented('consumed', seq));
+        });
+        relay?.wake();
+      }
+    },
+    consumed: () => readCounter(db, 'consumed'),
+    produced: () => readCounter(db, 'produced'),
+    applied: () => db.manager.countBy(ProcessedEvent, { consumer: groupId }),
+    stop: () => subscription.stop(),
+  };
+}
+
+interface Outage {
+  bus: ObservedBus;
+  down(): Promise<void>;
+  up(): Promise<void>;
+}
+
+async function deliversEverythingAfterAnOutage(service: string, outage: Outage): Promise<void> {
+  const { bus } = outage;
+  const p = await pipeline(service, bus);
+  const relay = new OutboxRelay({ db: p.db, bus, logger: testLogger, pollMs: 200 });
+  relay.start();
+  try {
+    await p.produce(1, relay);
+    await waitFor(async () => (await p.consumed()) === 1, { what: 'the event sent before the outage', timeoutMs: 60000 });
+
+    await outage.down();
+    const rejectionsBefore = bus.rejections;
+    await p.produce(200, relay);
+    await waitFor(() => bus.rejections > rejectionsBefore, { what: 'a refused publish', timeoutMs: 60000 });
+    expect(await relay.pending()).toBe(200);
+
+    await outage.up();
+    await waitFor(async () => (await relay.pending()) === 0 && (await p.consumed()) >= 201, {
+      what: 'all 201 events consumed',
+      timeoutMs: 150000,
+      intervalMs: 200,
+    });
+    expect(await p.consumed()).toBe(201);
+    expect(await p.applied()).toBe(201);
+    expect(await p.produced()).toBe(201);
+  } finally {
+    await relay.stop();
+    await p.stop();
+  }
+}
+
+describe('outbox relay and idempotent consumer', () => {
+  it('deliver every event committed while the bus refused publishes, once each', async () => {
+    const bus = new ObservedBus(new MemoryBus());
+    try {
+      await deliversEverythingAfterAnOutage('outage_memory', {
+        bus,
+        down: async () => {
+          bus.refusing = true;
+        },
+        up: async () => {
+          bus.refusing = false;
+        },
+      });
+    } finally {
+      await bus.close();
+    }
+  });
+
+  /** A second broker of our own, so stopping it leaves the one other test files use alone. */
+  (kafka ? it : it.skip)(`deliver every event committed while the Kafka broker was stopped, once each${kafka ? '' : ' (set KAFKA_BROKERS to run)'}`, async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-outage-'));
+    const script = path.resolve(__dirname, '../../scripts/kafka.sh');
+    const env = { ...process.env, KAFKA_PORT: '19092', KAFKA_CONTROLLER_PORT: '19093', KAFKA_WORK: work };
+    const kafkaScript = (command: 'start' | 'stop') => promisify(execFile)('bash', [script, command], { env, timeout: 120000 });
+    await kafkaScript('start');
+    const bus = new ObservedBus(makeKafkaBus({ brokers: ['127.0.0.1:19092'], clientId: 'outage-test', publishTimeoutMs: 10000 }));
+    try {
+      await deliversEverythingAfterAnOutage('outage_kafka', {
+        bus,
+        down: async () => void (await kafkaScript('stop')),
+        up: async () => void (await kafkaScript('start')),
+      });
+    } finally {
+      await bus.close();
+      await kafkaScript('stop');
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  }, 300000);
+
+  describe(`on the ${kafka ? 'kafka' : 'memory'} bus`, () => {
+    let bus: ObservedBus;
+    beforeEach(() => {
+      bus = new ObservedBus(kafka ? makeKafkaBus({ clientId: 'outbox-test' }) : new MemoryBus());
+    });
+    afterEach(() => bus.close());
+
+    it('republish what a relay published but did not delete before it died, and the consumer applies it once', async () => {
+      const p = await pipeline('relay_crash', bus);
+      try {
+        await p.produce(200);
+        const dying: OutboxRelay = new OutboxRelay({
+          db: new DiesBeforeDelete(p.db, () => void dying.stop()),
+          bus,
+          logger: testLogger,
+          batchSize: 50,
+        });
+        dying.start();
+        await waitFor(() => bus.published >= 50, { what: 'the dying relay to publish its first batch' });
+        await dying.stop();
+        expect(await dying.pending()).toBe(200);
+
+        const relay = new OutboxRelay({ db: p.db, bus, logger: testLogger, batchSize: 50 });
+        relay.start();
+        await waitFor(async () => (await relay.pending()) === 0, { what: 'the new relay to empty the outbox' });
+        await relay.stop();
+        await waitFor(() => bus.handled >= bus.published, { what: `all ${bus.published} publications handled` });
+
+        expect(bus.published).toBeGreaterThanOrEqual(250);
+        expect(await p.consumed()).toBe(200);
+        expect(await p.applied()).toBe(200);
+      } finally {
+        await p.stop();
+      }
+    });
+
+    it('apply an event delivered five times once', async () => {
+      const p = await pipeline('redelivery', bus);
+      try {
+        const event = counterIncremented('consumed', 0);
+        await p.db.transaction(async (manager) => {
+          for (let i = 0; i < 5; i++) await enqueueEvent(manager, p.topic, 'counter-1', event);
+        });
+        const relay = new OutboxRelay({ db: p.db, bus, logger: testLogger });
+        relay.start();
+        await waitFor(async () => (await relay.pending()) === 0, { what: 'the outbox to empty' });
+        await relay.stop();
+        await waitFor(() => bus.handled >= 5, { what: 'five deliveries handled' });
+
+        expect(bus.published).toBe(5);
+        expect(await p.consumed()).toBe(1);
+        expect(await p.applied()).toBe(1);
+      } finally {
+        await p.stop();
+      }
+    });
+  });
+});

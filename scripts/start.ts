@@ -1,0 +1,63 @@
+/**
+ * `npm start`: the embedded default. One process runs every service on its documented port, with
+ * SQLite files under ./data and the in-process event bus (or MariaDB/Kafka when DB_URL and
+ * KAFKA_BROKERS are set), creates the bootstrap admin and prints where everything is.
+ */
+import 'reflect-metadata';
+import { performance } from 'node:perf_hooks';
+import { processDeps, stopOnSignals } from '../platform/run';
+import type { BookstoreService } from '../platform/service';
+import { SERVICE_FACTORIES } from '../subgraphs';
+import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
+
+async function main(): Promise<void> {
+  const began = performance.now();
+  const deps = processDeps({ embedded: true });
+  const { config, logger } = deps;
+
+  const started: BookstoreService[] = [];
+  let simulator: StripeSimulator | undefined;
+  const stopAll = async () => {
+    for (const service of [...started].reverse()) await service.stop();
+    await simulator?.stop();
+    await deps.bus.close();
+  };
+  const usesSimulator = config.stripe.apiUrl === `http://127.0.0.1:${config.stripe.simulatorPort}`;
+  stopOnSignals(logger, stopAll);
+
+  try {
+    if (usesSimulator) {
+      simulator = createStripeSimulator({
+        webhookUrl: () => `${config.urls.payment}/api/payments/webhook`,
+        webhookSecret: config.stripe.webhookSecret ?? '',
+        logger,
+      });
+      await simulator.start(config.stripe.simulatorPort, '127.0.0.1');
+    }
+    for (const build of Object.values(SERVICE_FACTORIES)) {
+      const service = await build({ ...deps, seedDemoCatalogue: true });
+      await service.start(config.ports[service.name as keyof typeof config.ports], config.bindHost);
+      started.push(service);
+    }
+  } catch (error) {
+    logger.fatal({ err: error }, 'the embedded system failed to start');
+    await stopAll().catch(() => undefined);
+    process.exit(1);
+  }
+
+  const host = config.bindHost === '0.0.0.0' ? '127.0.0.1' : config.bindHost;
+  const lines = [
+    '',
+    `Bookstore backend is up (${Math.round(performance.now() - began)} ms)`,
+    `  data:       ${config.dbUrl ? `MySQL ${config.dbUrl.replace(/\/\/[^@]*@/, '//')}` : config.dataDir}`,
+    `  events:     ${deps.bus.kind === 'kafka' ? `Kafka ${config.kafkaBrokers?.join(',')}` : 'in-process bus'}`,
+    ...started.map((service) => `  ${`${service.name}:`.padEnd(11)} http://${host}:${config.ports[service.name as keyof typeof config.ports]}`),
+    simulator ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)` : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
+    config.bootstrapAdmin ? `  admin:      ${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : '  admin:      (none configured)',
+    'Press Ctrl-C to stop.',
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+void main();

@@ -1,0 +1,55 @@
+/** Builds the book service (REST routes, optional demo catalogue) from its dependencies. */
+import type { Config } from '../../platform/config';
+import { openDatabase } from '../../platform/database';
+import type { Logger } from '../../platform/logger';
+import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { createServiceApp } from '../../rest-compat/app';
+import { jwksVerifierFor, type TokenVerifier } from '../../rest-compat/auth';
+import { Book } from './entities';
+import { CreateBooks1732000000300 } from './migrations/1732000000300-CreateBooks';
+import { bookRoutes } from './routes';
+import { seedDemoCatalogue } from './seed';
+import { BookService } from './service';
+
+export interface BookServiceDeps {
+  config: Config;
+  logger: Logger;
+  /** Defaults to the auth service's JWKS at `config.urls.auth`. */
+  verifier?: TokenVerifier;
+  /** Fill an empty catalogue with the demo books (the embedded default); off unless asked for. */
+  seedDemoCatalogue?: boolean;
+}
+
+export type BookServiceRuntime = BookstoreService & { books: BookService };
+
+export async function createBookService(deps: BookServiceDeps): Promise<BookServiceRuntime> {
+  const { config } = deps;
+  const logger = deps.logger.child({ service: 'book' });
+  const db = await openDatabase({
+    service: 'book',
+    config,
+    entities: [Book],
+    migrations: [CreateBooks1732000000300],
+  });
+  const books = new BookService(db);
+  if (deps.seedDemoCatalogue) {
+    try {
+      const inserted = await seedDemoCatalogue(books);
+      if (inserted > 0) logger.info({ inserted }, 'demo catalogue seeded');
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+  }
+  const verifier = deps.verifier ?? jwksVerifierFor(config);
+
+  // The service publishes and consumes no events, so its health is its database's.
+  const app = createServiceApp({
+    name: 'book',
+    description: 'Book catalogue',
+    logger,
+    health: { db: () => db.ping() },
+    mount: (app) => app.use('/api/books', bookRoutes(books, verifier)),
+  });
+  return { ...serviceRuntime({ name: 'book', app, db, logger }), books };
+}

@@ -1,0 +1,25 @@
+/**
+ * Every service's factory, in start order: a service comes after those it calls at start-up
+ * (the auth service creates the bootstrap admin's profile in the user service).
+ */
+import type { ServiceName } from '../platform/config';
+import type { ProcessDeps } from '../platform/run';
+import type { BookstoreService } from '../platform/service';
+import { createAuthService } from './auth';
+import { createBookService } from './book';
+import { createOrderService } from './order';
+import { createPaymentService } from './payment';
+import { createUserService } from './user';
+
+/** What a factory may be given; each takes the part it needs. */
+export type ServiceDeps = ProcessDeps & { seedDemoCatalogue?: boolean };
+
+export type ServiceFactory = (deps: ServiceDeps) => Promise<BookstoreService>;
+
+export const SERVICE_FACTORIES: Partial<Record<ServiceName, ServiceFactory>> = {
+  user: createUserService,
+  auth: createAuthService,
+  book: createBookService,
+  order: createOrderService,
+  payment: createPaymentService,
+};

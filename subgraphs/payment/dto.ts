@@ -1,0 +1,66 @@
+/** Request and response shapes of the payment routes (interface §2.11, CONTRACT §5). */
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsUUID, Max, Min, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
+import type { PaymentStatus } from './entities';
+
+export const MAX_CART_LINES = 100;
+
+export class CheckoutItemRequest {
+  @IsDefined({ message: 'must not be null' })
+  @IsUUID('all', { message: 'must be a UUID' })
+  bookId!: string;
+
+  @IsDefined({ message: 'must not be null' })
+  @IsInt({ message: 'must be an integer' })
+  @Min(1)
+  @Max(2000)
+  quantity!: number;
+}
+
+function NoRepeatedBook(): PropertyDecorator {
+  return ValidateBy({
+    name: 'noRepeatedBook',
+    validator: {
+      validate: (items: unknown) => {
+        if (!Array.isArray(items)) return true;
+        const ids = items.map((item) => (typeof item?.bookId === 'string' ? item.bookId.toLowerCase() : item?.bookId));
+        return new Set(ids).size === ids.length;
+      },
+      defaultMessage: buildMessage(() => 'must not list the same bookId twice'),
+    },
+  });
+}
+
+export class CreateCheckoutRequest {
+  @IsDefined({ message: 'must not be null' })
+  @IsUUID('all', { message: 'must be a UUID' })
+  checkoutId!: string;
+
+  @IsDefined({ message: 'must not be null' })
+  @IsArray()
+  @ArrayMinSize(1, { message: 'must contain at least one item' })
+  @ArrayMaxSize(MAX_CART_LINES)
+  @NoRepeatedBook()
+  @ValidateNested({ each: true })
+  @Type(() => CheckoutItemRequest)
+  items!: CheckoutItemRequest[];
+}
+
+export interface PaymentItemResponse {
+  bookId: string;
+  bookTitle: string;
+  quantity: number;
+  /** Unit price. */
+  price: number;
+}
+
+export interface PaymentResponse {
+  paymentId: string;
+  checkoutId: string;
+  orderId: string | null;
+  amount: number;
+  status: PaymentStatus;
+  paymentIntentId: string;
+  clientSecret: string;
+  items: PaymentItemResponse[];
+}

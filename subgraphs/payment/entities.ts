@@ -1,0 +1,107 @@
+/**
+ * The payment service's tables. A payment row is written before the PaymentIntent exists; until
+ * the intent is attached it is a reservation of the checkoutId, invisible to clients, which a retry
+ * with the same checkoutId completes. Provider events are recorded so each is processed once.
+ */
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { centsColumn } from '../../platform/money';
+
+export const PAYMENT_STATUSES = ['PAYMENT_PENDING', 'SUCCESS', 'FAILED', 'REFUNDED'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+@Entity({ name: 'payments' })
+export class Payment {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ name: 'checkout_id', type: 'varchar', length: 36, unique: true })
+  checkoutId!: string;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 36 })
+  userId!: string;
+
+  /** SHA-256 of the cart (sorted bookId:quantity), to tell a retry from a different cart. */
+  @Column({ name: 'cart_fingerprint', type: 'varchar', length: 64 })
+  cartFingerprint!: string;
+
+  @Column({ name: 'amount', type: 'decimal', precision: 12, scale: 2, transformer: centsColumn })
+  amountCents!: number;
+
+  @Column({ type: 'varchar', length: 3 })
+  currency!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status!: PaymentStatus;
+
+  @Column({ name: 'payment_intent_id', type: 'varchar', length: 255, nullable: true, unique: true })
+  paymentIntentId!: string | null;
+
+  @Column({ name: 'client_secret', type: 'varchar', length: 255, nullable: true })
+  clientSecret!: string | null;
+
+  @Column({ name: 'order_id', type: 'varchar', length: 36, nullable: true })
+  orderId!: string | null;
+
+  /** When the provider reported success; `payment-success` re-published by sync-order keeps this time. */
+  @Column({ name: 'paid_at', type: 'datetime', precision: 3, nullable: true })
+  paidAt!: Date | null;
+
+  @Column({ name: 'failure_reason', type: 'varchar', length: 255, nullable: true })
+  failureReason!: string | null;
+
+  /** The buyer as the user service knew them at checkout; carried by `payment-success`. */
+  @Column({ name: 'customer_email', type: 'varchar', length: 100 })
+  customerEmail!: string;
+
+  @Column({ name: 'customer_first_name', type: 'varchar', length: 50 })
+  customerFirstName!: string;
+
+  @Column({ name: 'customer_phone', type: 'varchar', length: 16 })
+  customerPhone!: string;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt!: Date;
+
+  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  updatedAt!: Date;
+}
+
+@Entity({ name: 'payment_items' })
+export class PaymentItem {
+  @PrimaryColumn({ name: 'payment_id', type: 'varchar', length: 36 })
+  paymentId!: string;
+
+  @PrimaryColumn({ type: 'int' })
+  position!: number;
+
+  @Column({ name: 'book_id', type: 'varchar', length: 36 })
+  bookId!: string;
+
+  @Column({ name: 'book_title', type: 'varchar', length: 255 })
+  bookTitle!: string;
+
+  @Column({ type: 'int' })
+  quantity!: number;
+
+  @Column({ name: 'unit_price', type: 'decimal', precision: 12, scale: 2, transformer: centsColumn })
+  unitPriceCents!: number;
+}
+
+@Entity({ name: 'provider_events' })
+export class ProviderEvent {
+  @PrimaryColumn({ type: 'varchar', length: 255 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  type!: string;
+
+  @Column({ name: 'payment_id', type: 'varchar', length: 36, nullable: true })
+  paymentId!: string | null;
+
+  /** What the event did: APPLIED, IGNORED (not in the transition table) or UNKNOWN_INTENT. */
+  @Column({ type: 'varchar', length: 20 })
+  outcome!: string;
+
+  @Column({ name: 'received_at', type: 'datetime', precision: 3 })
+  receivedAt!: Date;
+}

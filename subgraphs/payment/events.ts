@@ -1,0 +1,96 @@
+/**
+ * What the payment service publishes (payment-created, -success, -failed, -refunded, all through
+ * the outbox) and consumes (order-created, which fills in the payment's orderId).
+ */
+import type { EntityManager } from 'typeorm';
+import type { Database } from '../../platform/database';
+import type { EventBus, Subscription } from '../../platform/events/bus';
+import { consume } from '../../platform/events/consumer';
+import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
+import {
+  OrderCreatedEvent,
+  TOPICS,
+  type EventItem,
+  type PaymentCreatedEvent,
+  type PaymentFailedEvent,
+  type PaymentRefundedEvent,
+  type PaymentSuccessEvent,
+} from '../../platform/events/topics';
+import type { Logger } from '../../platform/logger';
+import { fromCents } from '../../platform/money';
+import { Payment, type PaymentItem } from './entities';
+
+export const PAYMENT_CONSUMER_GROUP = 'payment-service';
+
+function eventItems(items: PaymentItem[]): EventItem[] {
+  return items.map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) }));
+}
+
+export async function publishPaymentCreated(manager: EntityManager, payment: Payment, items: PaymentItem[]): Promise<void> {
+  const event: PaymentCreatedEvent = {
+    ...eventEnvelope('PaymentCreatedEvent', payment.createdAt),
+    paymentId: payment.id,
+    checkoutId: payment.checkoutId,
+    userId: payment.userId,
+    amount: fromCents(payment.amountCents),
+    items: eventItems(items),
+  };
+  await enqueueEvent(manager, TOPICS.paymentCreated, payment.id, event);
+}
+
+export async function publishPaymentSuccess(manager: EntityManager, payment: Payment, items: PaymentItem[], occurredAt: Date): Promise<void> {
+  const event: PaymentSuccessEvent = {
+    ...eventEnvelope('PaymentSuccessEvent', occurredAt),
+    paymentId: payment.id,
+    checkoutId: payment.checkoutId,
+    userId: payment.userId,
+    transactionId: payment.paymentIntentId ?? '',
+    amount: fromCents(payment.amountCents),
+    items: eventItems(items),
+    email: payment.customerEmail,
+    firstName: payment.customerFirstName,
+    phoneNumber: payment.customerPhone,
+  };
+  await enqueueEvent(manager, TOPICS.paymentSuccess, payment.id, event);
+}
+
+export async function publishPaymentFailed(manager: EntityManager, payment: Payment, reason: string, occurredAt: Date): Promise<void> {
+  const event: PaymentFailedEvent = {
+    ...eventEnvelope('PaymentFailedEvent', occurredAt),
+    paymentId: payment.id,
+    checkoutId: payment.checkoutId,
+    userId: payment.userId,
+    transactionId: payment.paymentIntentId ?? '',
+    amount: fromCents(payment.amountCents),
+    reason,
+  };
+  await enqueueEvent(manager, TOPICS.paymentFailed, payment.id, event);
+}
+
+export async function publishPaymentRefunded(manager: EntityManager, payment: Payment, occurredAt: Date): Promise<void> {
+  const event: PaymentRefundedEvent = {
+    ...eventEnvelope('PaymentRefundedEvent', occurredAt),
+    paymentId: payment.id,
+    userId: payment.userId,
+    transactionId: payment.paymentIntentId ?? '',
+    amount: fromCents(payment.amountCents),
+  };
+  await enqueueEvent(manager, TOPICS.paymentRefunded, payment.id, event);
+}
+
+/** `order-created` tells the payment which order it produced. */
+export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logger): Promise<Subscription[]> {
+  return Promise.all([
+    consume({
+      bus,
+      db,
+      logger,
+      groupId: PAYMENT_CONSUMER_GROUP,
+      topic: TOPICS.orderCreated,
+      schema: OrderCreatedEvent,
+      apply: async (event, manager) => {
+        await manager.update(Payment, { id: event.paymentId.toLowerCase() }, { orderId: event.orderId.toLowerCase(), updatedAt: new Date() });
+      },
+    }),
+  ]);
+}

@@ -1,0 +1,51 @@
+/** Builds the payment service (REST routes, webhook, Stripe, outbox relay, order-created consumer). */
+import { openDatabase } from '../../platform/database';
+import { ProcessedEvent } from '../../platform/events/consumer';
+import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
+import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
+import type { ProcessDeps } from '../../platform/run';
+import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { createServiceApp } from '../../rest-compat/app';
+import { jwksVerifierFor } from '../../rest-compat/auth';
+import { httpCheckoutDirectory, type CheckoutDirectory } from './clients';
+import { Payment, PaymentItem, ProviderEvent } from './entities';
+import { subscribePaymentEvents } from './events';
+import { CreatePayments1732000000500 } from './migrations/1732000000500-CreatePayments';
+import { stripeProvider, type PaymentProvider } from './provider';
+import { mountWebhook, paymentRoutes } from './routes';
+import { PaymentService } from './service';
+import { WebhookHandler } from './webhook';
+
+export interface PaymentServiceDeps extends ProcessDeps {
+  provider?: PaymentProvider;
+  directory?: CheckoutDirectory;
+}
+
+export async function createPaymentService(deps: PaymentServiceDeps): Promise<BookstoreService & { payments: PaymentService }> {
+  const { config, bus } = deps;
+  const logger = deps.logger.child({ service: 'payment' });
+  const provider = deps.provider ?? stripeProvider(config.stripe);
+  const db = await openDatabase({
+    service: 'payment',
+    config,
+    entities: [Payment, PaymentItem, ProviderEvent, OutboxEvent, ProcessedEvent],
+    migrations: [EventTables1732000000000, CreatePayments1732000000500],
+  });
+  const relay = new OutboxRelay({ db, bus, logger });
+  const wake = () => relay.wake();
+  // Read at call time: in tests the other services' ports are known only after they start.
+  const directory = deps.directory ?? httpCheckoutDirectory({ get book() { return config.urls.book; }, get user() { return config.urls.user; } });
+  const payments = new PaymentService(db, provider, directory, config.stripe.currency, logger, wake);
+  const webhooks = new WebhookHandler(db, provider, logger, wake);
+
+  const app = createServiceApp({
+    name: 'payment',
+    description: 'Checkouts, payments and the Stripe webhook',
+    logger,
+    health: { db: () => db.ping(), bus: () => bus.health() },
+    mountRaw: (app) => mountWebhook(app, webhooks),
+    mount: (app) => app.use('/api/payments', paymentRoutes(payments, jwksVerifierFor(config))),
+  });
+  const runtime = serviceRuntime({ name: 'payment', app, db, logger, relay, subscribe: () => subscribePaymentEvents(bus, db, logger) });
+  return Object.assign(runtime, { payments });
+}

@@ -1,0 +1,195 @@
+/**
+ * Checkouts and payments: idempotent checkout by checkoutId (one payment and one PaymentIntent,
+ * however many times or however concurrently it is sent), owner-only reads, and sync-order.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { In, IsNull, Not } from 'typeorm';
+import type { Database } from '../../platform/database';
+import { isUniqueViolation } from '../../platform/database';
+import type { Logger } from '../../platform/logger';
+import { fromCents } from '../../platform/money';
+import type { Principal } from '../../rest-compat/auth';
+import { AppError, conflict, notFound } from '../../rest-compat/errors';
+import type { CheckoutDirectory } from './clients';
+import type { CreateCheckoutRequest, PaymentResponse } from './dto';
+import { Payment, PaymentItem } from './entities';
+import { publishPaymentCreated, publishPaymentSuccess } from './events';
+import type { PaymentProvider } from './provider';
+
+export function cartFingerprint(items: { bookId: string; quantity: number }[]): string {
+  const canonical = items
+    .map((item) => `${item.bookId.toLowerCase()}:${item.quantity}`)
+    .sort()
+    .join(',');
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+export function toPaymentResponse(payment: Payment, items: PaymentItem[]): PaymentResponse {
+  return {
+    paymentId: payment.id,
+    checkoutId: payment.checkoutId,
+    orderId: payment.orderId,
+    amount: fromCents(payment.amountCents),
+    status: payment.status,
+    paymentIntentId: payment.paymentIntentId ?? '',
+    clientSecret: payment.clientSecret ?? '',
+    items: [...items]
+      .sort((a, b) => a.position - b.position)
+      .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
+  };
+}
+
+const paymentNotFound = (id: string) => notFound(`Payment not found: ${id}`, 'PAYMENT_NOT_FOUND');
+
+export class PaymentService {
+  constructor(
+    private readonly db: Database,
+    private readonly provider: PaymentProvider,
+    private readonly directory: CheckoutDirectory,
+    private readonly currency: string,
+    private readonly logger: Logger,
+    private readonly onEventsCommitted: () => void,
+  ) {}
+
+  async checkout(principal: Principal, authorization: string | undefined, request: CreateCheckoutRequest): Promise<PaymentResponse> {
+    const checkoutId = request.checkoutId.toLowerCase();
+    const items = request.items.map((item) => ({ bookId: item.bookId.toLowerCase(), quantity: item.quantity }));
+    const fingerprint = cartFingerprint(items);
+
+    let payment = await this.existingCheckout(principal, checkoutId, fingerprint);
+    if (!payment) {
+      const [books, buyer] = await Promise.all([
+        this.directory.books(items.map((item) => item.bookId), authorization),
+        this.directory.buyer(principal.userId, authorization),
+      ]);
+      const byId = new Map(books.map((book) => [book.id.toLowerCase(), book]));
+      const missing = items.find((item) => !byId.has(item.bookId));
+      if (missing) throw notFound(`Book not found: ${missing.bookId}`, 'BOOK_NOT_FOUND');
+
+      const now = new Date();
+      const lines = items.map((item, position) => {
+        const book = byId.get(item.bookId)!;
+        return Object.assign(new PaymentItem(), { position, bookId: item.bookId, bookTitle: book.title, quantity: item.quantity, unitPriceCents: book.priceCents });
+      });
+      const reservation = Object.assign(new Payment(), {
+        id: randomUUID(),
+        checkoutId,
+        userId: principal.userId,
+        cartFingerprint: fingerprint,
+        amountCents: lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0),
+        currency: this.currency,
+        status: 'PAYMENT_PENDING' as const,
+        paymentIntentId: null,
+        clientSecret: null,
+        orderId: null,
+        paidAt: null,
+        failureReason: null,
+        customerEmail: buyer.email,
+        customerFirstName: buyer.firstName,
+        customerPhone: buyer.phoneNumber,
+        createdAt: now,
+        updatedAt: now,
+      });
+      try {
+        await this.db.transaction(async (manager) => {
+          await manager.insert(Payment, reservation);
+          await manager.insert(PaymentItem, lines.map((line) => ({ ...line, paymentId: reservation.id })));
+        });
+        payment = reservation;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        // A concurrent request with this checkoutId won the insert: continue with its row.
+        payment = await this.existingCheckout(principal, checkoutId, fingerprint);
+        if (!payment) throw error;
+      }
+    }
+    if (!payment.paymentIntentId) await this.attachIntent(payment);
+    return this.response(payment);
+  }
+
+  /** The payment already holding this checkoutId, if it is this caller's same cart; 409 otherwise. */
+  private async existingCheckout(principal: Principal, checkoutId: string, fingerprint: string): Promise<Payment | null> {
+    const payment = await this.db.manager.findOne(Payment, { where: { checkoutId } });
+    if (!payment) return null;
+    if (payment.userId !== principal.userId) throw conflict(`checkoutId ${checkoutId} is already used`, 'CHECKOUT_ID_IN_USE');
+    if (payment.cartFingerprint !== fingerprint) throw conflict(`checkoutId ${checkoutId} was used for a different cart`, 'CHECKOUT_CART_MISMATCH');
+    return payment;
+  }
+
+  /**
+   * Creates the PaymentIntent (the checkoutId is Stripe's idempotency key, so concurrent or retried
+   * calls get the same intent) and attaches it; only the attaching transaction publishes payment-created.
+   */
+  private async attachIntent(payment: Payment): Promise<void> {
+    const intent = await this.provider.createIntent({
+      amountCents: payment.amountCents,
+      currency: payment.currency,
+      metadata: { checkoutId: payment.checkoutId, paymentId: payment.id, userId: payment.userId },
+      idempotencyKey: `checkout-${payment.checkoutId}`,
+    });
+    const attached = await this.db.transaction(async (manager) => {
+      const result = await manager.update(
+        Payment,
+        { id: payment.id, paymentIntentId: IsNull() },
+        { paymentIntentId: intent.id, clientSecret: intent.clientSecret, updatedAt: new Date() },
+      );
+      if (result.affected !== 1) return false;
+      const items = await manager.find(PaymentItem, { where: { paymentId: payment.id } });
+      await publishPaymentCreated(manager, payment, items);
+      return true;
+    });
+    if (attached) {
+      this.logger.info({ paymentId: payment.id, paymentIntentId: intent.id }, 'checkout created');
+      this.onEventsCommitted();
+    }
+    Object.assign(payment, { paymentIntentId: intent.id, clientSecret: intent.clientSecret });
+  }
+
+  private async response(payment: Payment): Promise<PaymentResponse> {
+    const fresh = await this.db.manager.findOneOrFail(Payment, { where: { id: payment.id } });
+    const items = await this.db.manager.find(PaymentItem, { where: { paymentId: payment.id } });
+    return toPaymentResponse(fresh, items);
+  }
+
+  /** The caller's payment; someone else's, or a checkout still without its intent, is not found. */
+  private async owned(principal: Principal, id: string): Promise<Payment> {
+    const payment = await this.db.manager.findOne(Payment, { where: { id, userId: principal.userId, paymentIntentId: Not(IsNull()) } });
+    if (!payment) throw paymentNotFound(id);
+    return payment;
+  }
+
+  async getPayment(principal: Principal, id: string): Promise<PaymentResponse> {
+    return this.response(await this.owned(principal, id));
+  }
+
+  async listMine(principal: Principal): Promise<PaymentResponse[]> {
+    const payments = await this.db.manager.find(Payment, {
+      where: { userId: principal.userId, paymentIntentId: Not(IsNull()) },
+      order: { createdAt: 'DESC', id: 'ASC' },
+    });
+    return this.withItems(payments);
+  }
+
+  /** Batch lookup for federation references, unfiltered: callers apply their own access rule. */
+  async findByIds(ids: readonly string[]): Promise<PaymentResponse[]> {
+    if (ids.length === 0) return [];
+    return this.withItems(await this.db.manager.find(Payment, { where: { id: In([...ids]), paymentIntentId: Not(IsNull()) } }));
+  }
+
+  private async withItems(payments: Payment[]): Promise<PaymentResponse[]> {
+    if (payments.length === 0) return [];
+    const items = await this.db.manager.find(PaymentItem, { where: { paymentId: In(payments.map((p) => p.id)) } });
+    return payments.map((payment) => toPaymentResponse(payment, items.filter((item) => item.paymentId === payment.id)));
+  }
+
+  /** Re-publishes `payment-success` for a SUCCESS payment whose order went missing. */
+  async syncOrder(principal: Principal, id: string): Promise<void> {
+    const payment = await this.owned(principal, id);
+    if (payment.status !== 'SUCCESS') throw new AppError('PAYMENT_NOT_SUCCESS', 'Payment is not SUCCESS', 409);
+    await this.db.transaction(async (manager) => {
+      const items = await manager.find(PaymentItem, { where: { paymentId: id } });
+      await publishPaymentSuccess(manager, payment, items, payment.paidAt ?? payment.updatedAt);
+    });
+    this.onEventsCommitted();
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Provider events at the webhook (CONTRACT §5): verified first, processed once per event id, and
+ * applied by the transition table. The state change, the record of the event and the events we
+ * publish commit in one transaction.
+ */
+import type { EntityManager } from 'typeorm';
+import type { Database } from '../../platform/database';
+import { isUniqueViolation } from '../../platform/database';
+import type { Logger } from '../../platform/logger';
+import { Payment, PaymentItem, ProviderEvent, type PaymentStatus } from './entities';
+import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
+import type { PaymentProvider, Stripe } from './provider';
+
+type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
+
+interface Transition {
+  from: readonly PaymentStatus[];
+  to: PaymentStatus;
+  publish(manager: EntityManager, payment: Payment, event: Stripe.Event, at: Date): Promise<void>;
+}
+
+function failureReason(event: Stripe.Event): string {
+  if (event.type === 'payment_intent.canceled') return (event.data.object as Stripe.PaymentIntent).cancellation_reason ?? 'canceled';
+  const error = (event.data.object as Stripe.PaymentIntent).last_payment_error;
+  return error?.code ?? error?.decline_code ?? error?.message ?? 'payment_failed';
+}
+
+const TRANSITIONS: Record<string, Transition> = {
+  'payment_intent.succeeded': {
+    from: ['PAYMENT_PENDING', 'FAILED'],
+    to: 'SUCCESS',
+    publish: async (manager, payment, _event, at) => {
+      const items = await manager.find(PaymentItem, { where: { paymentId: payment.id } });
+      await publishPaymentSuccess(manager, payment, items, at);
+    },
+  },
+  'payment_intent.payment_failed': {
+    from: ['PAYMENT_PENDING'],
+    to: 'FAILED',
+    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event), at),
+  },
+  'payment_intent.canceled': {
+    from: ['PAYMENT_PENDING'],
+    to: 'FAILED',
+    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event), at),
+  },
+  'charge.refunded': {
+    from: ['SUCCESS'],
+    to: 'REFUNDED',
+    publish: (manager, payment, _event, at) => publishPaymentRefunded(manager, payment, at),
+  },
+};
+
+/** The PaymentIntent an event is about, if it is about one. */
+function intentId(event: Stripe.Event): string | undefined {
+  const object = event.data.object as { object?: string; id?: string; payment_intent?: string | { id: string } | null };
+  if (object.object === 'payment_intent') return object.id;
+  if (object.object === 'charge') return typeof object.payment_intent === 'string' ? object.payment_intent : object.payment_intent?.id;
+  return undefined;
+}
+
+/** A refund counts only when it is full. */
+function isFullRefund(event: Stripe.Event): boolean {
+  const charge = event.data.object as Stripe.Charge;
+  return charge.refunded === true || charge.amount_refunded >= charge.amount;
+}
+
+export class WebhookHandler {
+  constructor(
+    private readonly db: Database,
+    private readonly provider: PaymentProvider,
+    private readonly logger: Logger,
+    private readonly onEventsCommitted: () => void,
+  ) {}
+
+  async receive(rawBody: Buffer, signature: string | undefined): Promise<void> {
+    const event = this.provider.verifyWebhook(rawBody, signature);
+    let outcome: Outcome | 'DUPLICATE';
+    try {
+      outcome = await this.db.transaction((manager) => this.apply(manager, event));
+    } catch (error) {
+      // The same event delivered twice at once: the loser's insert of its id fails.
+      if (!isUniqueViolation(error) || !(await this.db.manager.findOne(ProviderEvent, { where: { id: event.id } }))) throw error;
+      outcome = 'DUPLICATE';
+    }
+    if (outcome === 'APPLIED') this.onEventsCommitted();
+    this.logger.info({ providerEventId: event.id, type: event.type, outcome }, 'provider event received');
+  }
+
+  private async apply(manager: EntityManager, event: Stripe.Event): Promise<Outcome | 'DUPLICATE'> {
+    if (await manager.findOne(ProviderEvent, { where: { id: event.id } })) return 'DUPLICATE';
+    const at = new Date(event.created * 1000);
+    const intent = intentId(event);
+    // Locked, so two events about one payment apply one after the other (SQLite transactions already queue).
+    const lock = this.db.kind === 'mysql' ? { lock: { mode: 'pessimistic_write' as const } } : {};
+    const payment = intent ? await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...lock }) : null;
+    const transition = TRANSITIONS[event.type];
+    let outcome: Outcome = 'IGNORED';
+    if (intent && !payment && transition) {
+      outcome = 'UNKNOWN_INTENT';
+      this.logger.warn({ providerEventId: event.id, paymentIntentId: intent }, 'provider event for an unknown PaymentIntent');
+    } else if (payment && transition && transition.from.includes(payment.status) && (event.type !== 'charge.refunded' || isFullRefund(event))) {
+      const changes: Partial<Payment> = { status: transition.to, updatedAt: new Date() };
+      if (transition.to === 'SUCCESS') Object.assign(changes, { paidAt: at, failureReason: null });
+      if (transition.to === 'FAILED') changes.failureReason = failureReason(event).slice(0, 255);
+      const result = await manager.update(Payment, { id: payment.id, status: payment.status }, changes);
+      if (result.affected === 1) {
+        Object.assign(payment, changes);
+        await transition.publish(manager, payment, event, at);
+        outcome = 'APPLIED';
+      }
+    }
+    await manager.insert(ProviderEvent, { id: event.id, type: event.type.slice(0, 100), paymentId: payment?.id ?? null, outcome, receivedAt: new Date() });
+    return outcome;
+  }
+}

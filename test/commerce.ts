@@ -1,0 +1,48 @@
+/**
+ * Helpers for tests of the purchase flow: catalogue books created through the book service's API,
+ * checkouts, and waiting for a payment or an order to reach a state.
+ */
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { waitFor } from './wait';
+import type { Stack } from './harness';
+
+let isbnCounter = Math.floor(Math.random() * 1_000_000);
+
+/** A valid ISBN-13 (978 prefix, correct check digit), different at each call. */
+export function nextIsbn13(): string {
+  isbnCounter += 1;
+  const body = `978${String(isbnCounter).padStart(9, '0')}`;
+  const sum = [...body].reduce((acc, digit, i) => acc + Number(digit) * (i % 2 === 0 ? 1 : 3), 0);
+  return `${body}${(10 - (sum % 10)) % 10}`;
+}
+
+export interface CatalogueBook {
+  id: string;
+  title: string;
+  price: number;
+}
+
+export async function createBook(stack: Stack, adminBearer: string, title: string, price: number): Promise<CatalogueBook> {
+  const res = await request(stack.urls.book)
+    .post('/api/books/create')
+    .set('Authorization', adminBearer)
+    .send({ isbn: nextIsbn13(), title, authors: ['Test Author'], description: 'A book for tests', price, language: 'en', publishedDate: '2001-01-01', stock: 100 });
+  if (res.status !== 201) throw new Error(`book not created: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.id, title, price };
+}
+
+export function checkout(stack: Stack, bearer: string, items: { bookId: string; quantity: number }[], checkoutId: string = randomUUID()) {
+  return request(stack.urls.payment).post('/api/payments/checkout').set('Authorization', bearer).send({ checkoutId, items });
+}
+
+/** Polls the payment as its owner until `predicate` holds; resolves with the body. */
+export function paymentWhen(stack: Stack, bearer: string, paymentId: string, predicate: (payment: Record<string, unknown>) => boolean, what: string) {
+  return waitFor(
+    async () => {
+      const res = await request(stack.urls.payment).get(`/api/payments/${paymentId}`).set('Authorization', bearer);
+      return res.status === 200 && predicate(res.body) ? (res.body as Record<string, unknown>) : undefined;
+    },
+    { what },
+  );
+}
