@@ -67,6 +67,14 @@ export function isUniqueViolation(error: unknown): boolean {
   );
 }
 
+/**
+ * A LIKE pattern matching `text` anywhere, with `%`, `_` and `!` as plain characters; use it with
+ * `LIKE :pattern ESCAPE '!'` (the same on MySQL and SQLite). The caller lower-cases both sides.
+ */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
 export function databaseName(options: Pick<DatabaseOptions, 'service' | 'config'>): string {
   return `${options.config.dbPrefix}${options.service}`;
 }

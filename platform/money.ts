@@ -29,10 +29,10 @@ export function centsText(cents: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** True for a finite number with at most two decimals, e.g. 12.5 or 19.99 (not 0.001). */
-export function hasAtMostTwoDecimals(value: unknown): boolean {
-  if (typeof value !== 'number' || !Number.isFinite(value)) return false;
-  return DECIMAL.test(numberText(value));
+/** Cents of a JSON number with at most two decimals (19.99 → 1999), or undefined for anything else. */
+export function centsOfJsonNumber(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !DECIMAL.test(numberText(value))) return undefined;
+  return toCents(value);
 }
 
 function numberText(value: number): string {

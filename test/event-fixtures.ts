@@ -4,6 +4,7 @@
  */
 import 'reflect-metadata';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -75,6 +76,19 @@ export function counterIncremented(counter: string, seq: number): CounterIncreme
 
 export async function readCounter(db: Database, name: string): Promise<number> {
   return (await db.manager.findOneBy(Counter, { name }))?.value ?? 0;
+}
+
+/** Ports nothing listens on now, e.g. for a broker of a test's own or one that is not there. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<net.Server>((resolve, reject) => {
+      const server = net.createServer().once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 export function makeKafkaBus(overrides: Partial<KafkaBusOptions> = {}): KafkaBus {

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import { waitFor } from '../../test/wait';
-import { Counter, CounterIncremented, TestDatabases, counterIncremented, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
 import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions } from './bus';
 import { consume } from './consumer';
 import { MemoryBus } from './memory-bus';
@@ -159,7 +159,34 @@ function busContract(kind: 'memory' | 'kafka', makeBus: () => EventBus): void {
 
 describe('memory bus', () => busContract('memory', () => new MemoryBus()));
 
+describe('kafka bus without a reachable broker', () => {
+  it('rejects health checks and publishes within a bounded time, so callers can back off', async () => {
+    const [port] = await freePorts(1);
+    const bus = makeKafkaBus({ brokers: [`127.0.0.1:${port}`], clientId: 'bus-contract', publishTimeoutMs: 5000, healthTimeoutMs: 2000 });
+    try {
+      await expect(bus.health()).rejects.toThrow();
+      await expect(bus.publish([{ topic: `contract-${randomUUID()}`, key: 'k', value: '{}' }])).rejects.toThrow();
+    } finally {
+      await bus.close();
+    }
+  });
+});
+
 const describeKafka = testConfig.kafkaBrokers ? describe : describe.skip;
-describeKafka(testConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () =>
-  busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' })),
-);
+describeKafka(testConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () => {
+  busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' }));
+
+  it('refuses a member of a group that would subscribe other topics than the group does', async () => {
+    const bus = makeKafkaBus({ clientId: 'bus-contract' });
+    try {
+      const groupId = `group-${randomUUID()}`;
+      const subscription = await bus.subscribe({ groupId, topics: [`contract-${randomUUID()}`], handle: async () => undefined });
+      await expect(bus.subscribe({ groupId, topics: [`contract-${randomUUID()}`], handle: async () => undefined })).rejects.toThrow(
+        /must subscribe the same topics/,
+      );
+      await subscription.stop();
+    } finally {
+      await bus.close();
+    }
+  });
+});

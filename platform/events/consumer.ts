@@ -100,9 +100,13 @@ export async function handleMessage<T extends EventEnvelope>(options: ConsumerOp
   }
 }
 
+/**
+ * Subscribes one topic. Each topic gets its own broker consumer group (`<groupId>.<topic>`): members
+ * of one Kafka group must subscribe the same topics, or partitions go to members that cannot read them.
+ */
 export function consume<T extends EventEnvelope>(options: ConsumerOptions<T>): Promise<Subscription> {
   return options.bus.subscribe({
-    groupId: options.groupId,
+    groupId: `${options.groupId}.${options.topic}`,
     topics: [options.topic],
     handle: (message) => handleMessage(options, message),
   });

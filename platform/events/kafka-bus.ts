@@ -42,14 +42,8 @@ function kafkaLogCreator(logger: Logger) {
 
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms)));
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** A kafkajs client connected on first use and replaced after a failure or a timeout. */
@@ -127,10 +121,7 @@ export class KafkaBus implements EventBus {
       if (list) list.push(message);
       else byTopic.set(message.topic, [message]);
     }
-    const topicMessages = [...byTopic].map(([topic, list]) => ({
-      topic,
-      messages: list.map((m) => ({ key: m.key, value: m.value, headers: m.headers })),
-    }));
+    const topicMessages = [...byTopic].map(([topic, list]) => ({ topic, messages: list.map(({ key, value, headers }) => ({ key, value, headers })) }));
     try {
       await this.producer.use('publishing to Kafka', this.options.publishTimeoutMs ?? 30000, async (producer) => {
         await this.ensureTopics([...byTopic.keys()]);
@@ -146,6 +137,11 @@ export class KafkaBus implements EventBus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     if (this.closed) throw new Error('The event bus is closed');
+    // kafkajs's group leader assigns only the topics it subscribed itself: a member of the same group
+    // on other topics would silently never get their partitions.
+    const topicSet = (topics: string[]) => [...new Set(topics)].sort().join(',');
+    const clash = [...this.subscriptions].find((s) => s.options.groupId === options.groupId && topicSet(s.options.topics) !== topicSet(options.topics));
+    if (clash) throw new Error(`Consumer group ${options.groupId} already subscribes ${topicSet(clash.options.topics)}; one Kafka group must subscribe the same topics everywhere`);
     await this.ensureTopics(options.topics);
     const subscription = new KafkaSubscription(this.kafka, options, this.logger, this.numPartitions, (force) =>
       this.ensureTopics(options.topics, force),
@@ -213,7 +209,7 @@ class KafkaSubscription {
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly options: SubscribeOptions,
+    readonly options: SubscribeOptions,
     private readonly logger: Logger,
     private readonly concurrency: number,
     private readonly ensureTopics: (force: boolean) => Promise<void>,

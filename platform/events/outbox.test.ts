@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Database } from '../database';
 import { waitFor } from '../../test/wait';
-import { Counter, CounterIncremented, TestDatabases, counterIncremented, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
 import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
 import { ProcessedEvent, consume } from './consumer';
 import { MemoryBus } from './memory-bus';
@@ -179,10 +179,11 @@ describe('outbox relay and idempotent consumer', () => {
   (kafka ? it : it.skip)(`deliver every event committed while the Kafka broker was stopped, once each${kafka ? '' : ' (set KAFKA_BROKERS to run)'}`, async () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-outage-'));
     const script = path.resolve(__dirname, '../../scripts/kafka.sh');
-    const env = { ...process.env, KAFKA_PORT: '19092', KAFKA_CONTROLLER_PORT: '19093', KAFKA_WORK: work };
+    const [port, controllerPort] = await freePorts(2);
+    const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), KAFKA_WORK: work };
     const kafkaScript = (command: 'start' | 'stop') => promisify(execFile)('bash', [script, command], { env, timeout: 120000 });
     await kafkaScript('start');
-    const bus = new ObservedBus(makeKafkaBus({ brokers: ['127.0.0.1:19092'], clientId: 'outage-test', publishTimeoutMs: 10000 }));
+    const bus = new ObservedBus(makeKafkaBus({ brokers: [`127.0.0.1:${port}`], clientId: 'outage-test', publishTimeoutMs: 10000 }));
     try {
       await deliversEverythingAfterAnOutage('outage_kafka', {
         bus,

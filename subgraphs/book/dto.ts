@@ -8,7 +8,10 @@ import { AppError, validationFailed } from '../../rest-compat/errors';
 import { isIsoDate, validateBody } from '../../rest-compat/validation';
 import { isbnProblem, normalizeIsbn } from './isbn';
 import { isLanguageCode } from './languages';
-import { MAX_CENTS, centsFromJsonNumber } from './money';
+import { centsOfJsonNumber } from '../../platform/money';
+
+/** DECIMAL(10,2): the largest price the column holds. */
+export const MAX_CENTS = 99_999_999_99;
 
 const NOT_BLANK = /\S/;
 /* eslint-disable no-control-regex */
@@ -44,7 +47,7 @@ function IsIsbn(): PropertyDecorator {
 function priceMessage(value: unknown): string | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
   if (value <= 0) return 'must be greater than 0';
-  const cents = centsFromJsonNumber(value);
+  const cents = centsOfJsonNumber(value);
   if (cents === undefined) return 'must have at most 2 decimals';
   if (cents > MAX_CENTS) return 'must not be greater than 99999999.99';
   return undefined;

@@ -1,11 +1,6 @@
 /** The book service's table: one row per book, its price in cents in code and DECIMAL(10,2) in the database. */
 import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
-import { centsFromDecimal, centsToDecimalText } from './money';
-
-const decimalCents: ValueTransformer = {
-  to: (cents: number) => centsToDecimalText(cents),
-  from: (value: string | number) => centsFromDecimal(value),
-};
+import { centsColumn } from '../../platform/money';
 
 const jsonStrings: ValueTransformer = {
   to: (values: string[]) => JSON.stringify(values),
@@ -35,7 +30,7 @@ export class Book {
   @Column({ type: 'text', nullable: true })
   description!: string | null;
 
-  @Column({ name: 'price', type: 'decimal', precision: 10, scale: 2, transformer: decimalCents })
+  @Column({ name: 'price', type: 'decimal', precision: 10, scale: 2, transformer: centsColumn })
   priceCents!: number;
 
   @Column({ type: 'varchar', length: 2 })

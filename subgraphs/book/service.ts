@@ -5,13 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { In } from 'typeorm';
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
+import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { assertRole, type Principal } from '../../rest-compat/auth';
 import { conflict, contractTimestamp, notFound } from '../../rest-compat/errors';
 import type { BookRequestDto, BookResponseDto } from './dto';
 import { Book } from './entities';
 import { normalizeIsbn, toIsbn13 } from './isbn';
-import { centsFromJsonNumber, centsToJsonNumber } from './money';
+import { centsOfJsonNumber, fromCents } from '../../platform/money';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -30,7 +30,7 @@ export function toBookResponse(book: Book): BookResponseDto {
     title: book.title,
     authors: [...book.authors],
     description: book.description,
-    price: centsToJsonNumber(book.priceCents),
+    price: fromCents(book.priceCents),
     language: book.language,
     publishedDate: book.publishedDate,
     stock: book.stock,
@@ -49,7 +49,7 @@ export function bookFields(dto: BookRequestDto): BookFields {
   const isbn = normalizeIsbn(dto.isbn);
   const title = dto.title.trim();
   const authors = dto.authors.map((author) => author.trim());
-  const priceCents = centsFromJsonNumber(dto.price);
+  const priceCents = centsOfJsonNumber(dto.price);
   if (priceCents === undefined) throw new Error('price was not validated');
   return {
     isbn,
@@ -63,11 +63,6 @@ export function bookFields(dto: BookRequestDto): BookFields {
     stock: dto.stock,
     searchText: [title, ...authors].join('\n').toLowerCase(),
   };
-}
-
-/** Makes `%`, `_` and the escape character itself plain characters in a LIKE pattern. */
-function likePattern(lowerCaseText: string): string {
-  return `%${lowerCaseText.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
 export class BookService {
@@ -96,7 +91,7 @@ export class BookService {
     const q = query.q?.trim();
     if (q) {
       const conditions = ["b.search_text LIKE :pattern ESCAPE '!'"];
-      const parameters: Record<string, string> = { pattern: likePattern(q.toLowerCase()) };
+      const parameters: Record<string, string> = { pattern: containsPattern(q.toLowerCase()) };
       // "978-0-14" finds 9780141439518; an ISBN-10 book is found by its ISBN-13 digits too.
       const isbnFragment = normalizeIsbn(q);
       if (/^[0-9X]+$/.test(isbnFragment)) {

@@ -3,7 +3,7 @@
  * create called at registration. REST routes and GraphQL resolvers both call these functions.
  */
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
+import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
 import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
 import { assertRole, assertSelfOrAdmin, type Principal } from '../../rest-compat/auth';
@@ -37,11 +37,6 @@ function profileFields(dto: ProfileFieldsDto): Pick<UserProfile, 'firstName' | '
   };
 }
 
-/** Makes `%`, `_` and the escape character itself plain characters in a LIKE pattern. */
-export function likePattern(keyword: string): string {
-  return `%${keyword.toLowerCase().replace(/[!%_]/g, (c) => `!${c}`)}%`;
-}
-
 export class UserService {
   constructor(
     private readonly db: Database,
@@ -73,7 +68,7 @@ export class UserService {
       .createQueryBuilder(UserProfile, 'p')
       .where(
         "LOWER(p.first_name) LIKE :pattern ESCAPE '!' OR LOWER(p.last_name) LIKE :pattern ESCAPE '!' OR LOWER(p.email) LIKE :pattern ESCAPE '!'",
-        { pattern: likePattern(keyword.trim()) },
+        { pattern: containsPattern(keyword.trim().toLowerCase()) },
       )
       .orderBy('p.created_at', 'ASC')
       .addOrderBy('p.user_id', 'ASC')
