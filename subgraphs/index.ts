@@ -5,6 +5,7 @@
 import type { ServiceName } from '../platform/config';
 import type { ProcessDeps } from '../platform/run';
 import type { BookstoreService } from '../platform/service';
+import { createAnalyticsService } from './analytics';
 import { createAuthService } from './auth';
 import { createBookService } from './book';
 import { createOrderService } from './order';
@@ -22,4 +23,5 @@ export const SERVICE_FACTORIES: Partial<Record<ServiceName, ServiceFactory>> = {
   book: createBookService,
   order: createOrderService,
   payment: createPaymentService,
+  analytics: createAnalyticsService,
 };

@@ -23,7 +23,24 @@ export interface SubscribeOptions {
    * Resolving commits the message; rejecting redelivers it after a back-off, so a handler rejects
    * only for passing faults (database down) and deals with bad messages itself.
    */
-  handle(message: ConsumedMessage): Promise<void>;
+  handle?(message: ConsumedMessage): Promise<void>;
+  /**
+   * Instead of `handle`: several messages at once (in order per partition), committed or redelivered
+   * together. For consumers whose work per message is small next to a transaction's cost.
+   */
+  handleBatch?(messages: ConsumedMessage[]): Promise<void>;
+  /** Most messages per `handleBatch` call; default 500. */
+  maxBatchSize?: number;
+}
+
+/** Hands messages to whichever handler the subscription has. */
+export async function deliver(options: SubscribeOptions, messages: ConsumedMessage[]): Promise<void> {
+  if (options.handleBatch) {
+    await options.handleBatch(messages);
+    return;
+  }
+  if (!options.handle) throw new Error(`Subscription of group ${options.groupId} has no handler`);
+  for (const message of messages) await options.handle(message);
 }
 
 export interface Subscription {

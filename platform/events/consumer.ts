@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
-import { Column, Entity, PrimaryColumn, type EntityManager } from 'typeorm';
+import { Column, Entity, In, PrimaryColumn, type EntityManager } from 'typeorm';
 import { isUniqueViolation, type Database } from '../database';
 import type { Logger } from '../logger';
 import type { ConsumedMessage, EventBus, Subscription } from './bus';
@@ -66,24 +66,34 @@ export async function markProcessed(manager: EntityManager, consumer: string, ev
   return true;
 }
 
-export async function handleMessage<T extends EventEnvelope>(options: ConsumerOptions<T>, message: ConsumedMessage): Promise<void> {
-  const { db, bus, logger, topic, groupId } = options;
-  let event: T;
+/** Parses `message`; a poison message goes to `<topic>.DLT` with the reason and yields undefined. */
+async function parseOrDeadLetter<T extends EventEnvelope>(
+  options: { bus: EventBus; logger: Logger; groupId: string },
+  schema: ClassConstructor<T>,
+  message: ConsumedMessage,
+): Promise<T | undefined> {
   try {
-    event = await parseEvent(options.schema, message.value);
+    return await parseEvent(schema, message.value);
   } catch (error) {
     if (!(error instanceof PoisonMessageError)) throw error;
-    logger.warn({ topic, offset: message.offset, reason: error.message }, 'poison message sent to the dead-letter topic');
-    await bus.publish([
+    const { topic } = message;
+    options.logger.warn({ topic, offset: message.offset, reason: error.message }, 'poison message sent to the dead-letter topic');
+    await options.bus.publish([
       {
         topic: deadLetterTopic(topic),
         key: message.key,
         value: message.value,
-        headers: { 'dlt-reason': error.message, 'dlt-original-topic': topic, 'dlt-consumer': groupId, 'dlt-original-offset': message.offset },
+        headers: { 'dlt-reason': error.message, 'dlt-original-topic': topic, 'dlt-consumer': options.groupId, 'dlt-original-offset': message.offset },
       },
     ]);
-    return;
+    return undefined;
   }
+}
+
+export async function handleMessage<T extends EventEnvelope>(options: ConsumerOptions<T>, message: ConsumedMessage): Promise<void> {
+  const { db, logger, topic, groupId } = options;
+  const event = await parseOrDeadLetter(options, options.schema, { ...message, topic });
+  if (!event) return;
   try {
     const applied = await db.transaction(async (manager) => {
       if (!(await markProcessed(manager, groupId, event.eventId))) return false;
@@ -109,5 +119,54 @@ export function consume<T extends EventEnvelope>(options: ConsumerOptions<T>): P
     groupId: `${options.groupId}.${options.topic}`,
     topics: [options.topic],
     handle: (message) => handleMessage(options, message),
+  });
+}
+
+export interface BatchConsumerOptions {
+  bus: EventBus;
+  db: Database;
+  logger: Logger;
+  /** Consumer group id (one group for all the topics) and the name applied events are recorded under. */
+  groupId: string;
+  /** Each consumed topic with its payload class. */
+  topics: Record<string, ClassConstructor<EventEnvelope>>;
+  /** Applies the new events of a batch, in order, inside the transaction that records them. */
+  applyBatch(events: { topic: string; event: EventEnvelope }[], manager: EntityManager): Promise<void>;
+  maxBatchSize?: number;
+}
+
+/**
+ * Batch consumption: a batch's new events are recorded and applied in one transaction, so a
+ * consumer with cheap per-event work keeps up with bursts. Redelivered events are skipped by eventId.
+ */
+export function consumeBatch(options: BatchConsumerOptions): Promise<Subscription> {
+  const { db, groupId } = options;
+  return options.bus.subscribe({
+    groupId,
+    topics: Object.keys(options.topics),
+    maxBatchSize: options.maxBatchSize,
+    handleBatch: async (messages) => {
+      const parsed: { topic: string; event: EventEnvelope }[] = [];
+      for (const message of messages) {
+        const event = await parseOrDeadLetter(options, options.topics[message.topic], message);
+        if (event) parsed.push({ topic: message.topic, event });
+      }
+      if (parsed.length === 0) return;
+      await db.transaction(async (manager) => {
+        const ids = [...new Set(parsed.map((p) => p.event.eventId))];
+        const seen = new Set<string>();
+        for (let i = 0; i < ids.length; i += 500) {
+          const rows = await manager.find(ProcessedEvent, { where: { consumer: groupId, eventId: In(ids.slice(i, i + 500)) } });
+          for (const row of rows) seen.add(row.eventId);
+        }
+        const fresh = parsed.filter((p) => !seen.has(p.event.eventId) && (seen.add(p.event.eventId), true));
+        if (fresh.length === 0) return;
+        const processedAt = new Date();
+        for (let i = 0; i < fresh.length; i += 500) {
+          await manager.insert(ProcessedEvent, fresh.slice(i, i + 500).map((p) => ({ consumer: groupId, eventId: p.event.eventId, processedAt })));
+        }
+        await options.applyBatch(fresh, manager);
+      });
+    },
   });
 }

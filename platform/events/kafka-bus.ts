@@ -6,7 +6,7 @@ import { Kafka, Partitioners, logLevel as KafkaLogLevel } from 'kafkajs';
 import type { Admin, Consumer, EachBatchPayload, KafkaMessage, LogEntry, Producer } from 'kafkajs';
 import type { Logger } from '../logger';
 import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions, Subscription } from './bus';
-import { RETRY_BACKOFF_MS, nextBackoff } from './bus';
+import { RETRY_BACKOFF_MS, deliver, nextBackoff } from './bus';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -263,16 +263,18 @@ class KafkaSubscription {
 
   private async eachBatch({ batch, resolveOffset, heartbeat, pause, isRunning, isStale, commitOffsetsIfNecessary }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
-    for (const message of batch.messages) {
+    const size = this.options.handleBatch ? (this.options.maxBatchSize ?? 500) : 1;
+    for (let start = 0; start < batch.messages.length; start += size) {
       if (this.stopping || !isRunning() || isStale()) return;
+      const messages = batch.messages.slice(start, start + size);
       try {
-        await this.options.handle(toConsumed(topic, partition, message));
+        await deliver(this.options, messages.map((message) => toConsumed(topic, partition, message)));
       } catch (error) {
-        this.retryLater(topic, partition, message.offset, error, pause);
+        this.retryLater(topic, partition, messages[0].offset, error, pause);
         return;
       }
       this.retries.delete(`${topic}/${partition}`);
-      resolveOffset(message.offset);
+      resolveOffset(messages[messages.length - 1].offset);
       await commitOffsetsIfNecessary();
       // Throws when the group rebalances; kafkajs then rejoins and refetches from the resolved offset.
       await heartbeat();

@@ -3,7 +3,7 @@
  * consumer group sees every message once, in order per key, redelivered while its handler fails).
  */
 import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions, Subscription } from './bus';
-import { RETRY_BACKOFF_MS, nextBackoff } from './bus';
+import { RETRY_BACKOFF_MS, deliver, nextBackoff } from './bus';
 
 interface Member {
   options: SubscribeOptions;
@@ -21,23 +21,31 @@ class Group {
     private readonly bus: MemoryBus,
   ) {}
 
-  /** Delivers every pending message, one at a time, in log order. */
+  /** Delivers every pending message in log order: one at a time, or in batches to a batch handler. */
   async drain(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
       for (;;) {
-        const next = this.nextPending();
-        if (!next) return;
-        const { topic, offset, message } = next;
-        const member = this.memberFor(message.key, topic);
+        const first = this.nextPending(this.cursors);
+        if (!first) return;
+        const member = this.memberFor(first.message.key, first.topic);
         if (!member) return;
+        const limit = member.options.handleBatch ? (member.options.maxBatchSize ?? 500) : 1;
+        const cursors = new Map(this.cursors);
+        const batch: ConsumedMessage[] = [];
+        while (batch.length < limit) {
+          const next = this.nextPending(cursors);
+          if (!next || this.memberFor(next.message.key, next.topic) !== member) break;
+          batch.push({ ...next.message, partition: 0, offset: String(next.offset) });
+          cursors.set(next.topic, next.offset + 1);
+        }
         let backoff = RETRY_BACKOFF_MS.initial;
         for (;;) {
           if (member.stopped) break;
           try {
-            await member.options.handle({ ...message, partition: 0, offset: String(offset) });
-            this.cursors.set(topic, offset + 1);
+            await deliver(member.options, batch);
+            for (const [topic, cursor] of cursors) this.cursors.set(topic, cursor);
             break;
           } catch {
             await new Promise((resolve) => setTimeout(resolve, backoff));
@@ -50,9 +58,9 @@ class Group {
     }
   }
 
-  private nextPending(): { topic: string; offset: number; message: BusMessage } | undefined {
+  private nextPending(cursors: Map<string, number>): { topic: string; offset: number; message: BusMessage } | undefined {
     let best: { topic: string; offset: number; message: BusMessage; seq: number } | undefined;
-    for (const [topic, cursor] of this.cursors) {
+    for (const [topic, cursor] of cursors) {
       const log = this.bus.log(topic);
       if (cursor < log.length) {
         const entry = log[cursor];

@@ -11,12 +11,16 @@ export function namespacedBus(bus: EventBus, namespace: string): EventBus {
   return {
     kind: bus.kind,
     publish: (messages: BusMessage[]) => bus.publish(messages.map((m) => ({ ...m, topic: inner(m.topic) }))),
-    subscribe: (options: SubscribeOptions): Promise<Subscription> =>
-      bus.subscribe({
+    subscribe: (options: SubscribeOptions): Promise<Subscription> => {
+      const { handle, handleBatch } = options;
+      return bus.subscribe({
+        ...options,
         groupId: inner(options.groupId),
         topics: options.topics.map(inner),
-        handle: (message) => options.handle({ ...message, topic: outer(message.topic) }),
-      }),
+        handle: handle && ((message) => handle({ ...message, topic: outer(message.topic) })),
+        handleBatch: handleBatch && ((messages) => handleBatch(messages.map((message) => ({ ...message, topic: outer(message.topic) })))),
+      });
+    },
     health: () => bus.health(),
     close: () => bus.close(),
   };

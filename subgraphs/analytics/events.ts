@@ -1,0 +1,69 @@
+/**
+ * What analytics consumes: every payment event (CONTRACT §8), in batches, one consumer group for
+ * all five topics. The legacy `payment-completed` counts as paid, so it closes the interface's
+ * known gap without counting a payment twice when `payment-success` also arrives.
+ */
+import type { Database } from '../../platform/database';
+import type { EventBus, Subscription } from '../../platform/events/bus';
+import { consumeBatch } from '../../platform/events/consumer';
+import {
+  PaymentCompletedEvent,
+  PaymentCreatedEvent,
+  PaymentFailedEvent,
+  PaymentRefundedEvent,
+  PaymentSuccessEvent,
+  TOPICS,
+  type EventEnvelope,
+} from '../../platform/events/topics';
+import type { Logger } from '../../platform/logger';
+import { utcDay, type FactEvent } from './facts';
+import { ingest } from './ingest';
+
+export const ANALYTICS_CONSUMER_GROUP = 'analytics-service';
+
+export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
+  const day = utcDay(event.occurredAt);
+  switch (topic) {
+    case TOPICS.paymentCreated: {
+      const e = event as PaymentCreatedEvent;
+      return { kind: 'created', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount, items: e.items };
+    }
+    case TOPICS.paymentSuccess: {
+      const e = event as PaymentSuccessEvent;
+      return { kind: 'paid', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount, items: e.items };
+    }
+    case TOPICS.paymentCompleted: {
+      const e = event as PaymentCompletedEvent;
+      return { kind: 'paid', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount };
+    }
+    case TOPICS.paymentFailed: {
+      const e = event as PaymentFailedEvent;
+      return { kind: 'failed', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount };
+    }
+    case TOPICS.paymentRefunded: {
+      const e = event as PaymentRefundedEvent;
+      return { kind: 'refunded', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount };
+    }
+    default:
+      throw new Error(`analytics does not consume ${topic}`);
+  }
+}
+
+export function subscribeAnalyticsEvents(bus: EventBus, db: Database, logger: Logger): Promise<Subscription[]> {
+  return Promise.all([
+    consumeBatch({
+      bus,
+      db,
+      logger,
+      groupId: ANALYTICS_CONSUMER_GROUP,
+      topics: {
+        [TOPICS.paymentCreated]: PaymentCreatedEvent,
+        [TOPICS.paymentSuccess]: PaymentSuccessEvent,
+        [TOPICS.paymentCompleted]: PaymentCompletedEvent,
+        [TOPICS.paymentFailed]: PaymentFailedEvent,
+        [TOPICS.paymentRefunded]: PaymentRefundedEvent,
+      },
+      applyBatch: (events, manager) => ingest(manager, db.kind, events.map(({ topic, event }) => toFactEvent(topic, event))),
+    }),
+  ]);
+}

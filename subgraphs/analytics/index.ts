@@ -1,0 +1,40 @@
+/** Builds the analytics service (REST routes, batch consumer of payment events) from its dependencies. */
+import { openDatabase, type DatabaseOptions } from '../../platform/database';
+import { ProcessedEvent } from '../../platform/events/consumer';
+import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
+import type { ProcessDeps } from '../../platform/run';
+import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { OutboxEvent } from '../../platform/events/outbox';
+import { createServiceApp } from '../../rest-compat/app';
+import { jwksVerifierFor } from '../../rest-compat/auth';
+import { BookSales, DailyAggregate, PaymentFact } from './entities';
+import { subscribeAnalyticsEvents } from './events';
+import { CreateAnalytics1732000000600 } from './migrations/1732000000600-CreateAnalytics';
+import { analyticsRoutes } from './routes';
+import { AnalyticsService } from './service';
+
+export function analyticsDatabase(config: DatabaseOptions['config']) {
+  return openDatabase({
+    service: 'analytics',
+    config,
+    entities: [PaymentFact, DailyAggregate, BookSales, ProcessedEvent, OutboxEvent],
+    migrations: [EventTables1732000000000, CreateAnalytics1732000000600],
+  });
+}
+
+export async function createAnalyticsService(deps: ProcessDeps): Promise<BookstoreService & { analytics: AnalyticsService }> {
+  const { config, bus } = deps;
+  const logger = deps.logger.child({ service: 'analytics' });
+  const db = await analyticsDatabase(config);
+  const analytics = new AnalyticsService(db);
+
+  const app = createServiceApp({
+    name: 'analytics',
+    description: 'Admin reporting on orders, revenue, books sold and payments',
+    logger,
+    health: { db: () => db.ping(), bus: () => bus.health() },
+    mount: (app) => app.use('/analytics', analyticsRoutes(analytics, jwksVerifierFor(config))),
+  });
+  const runtime = serviceRuntime({ name: 'analytics', app, db, logger, subscribe: () => subscribeAnalyticsEvents(bus, db, logger) });
+  return Object.assign(runtime, { analytics });
+}

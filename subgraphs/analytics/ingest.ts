@@ -1,0 +1,131 @@
+/**
+ * Ingestion: a batch of payment events becomes, in one transaction, updated facts and additive
+ * multi-row upserts of the daily and per-book aggregates. Rows are written in key order so that
+ * concurrent batches lock them in the same order.
+ */
+import { In, type EntityManager } from 'typeorm';
+import type { DatabaseKind } from '../../platform/database';
+import { DAY_COUNTERS, Deltas, contribute, emptyFact, withEvent, type Fact, type FactEvent } from './facts';
+import { PaymentFact } from './entities';
+
+const CHUNK = 500;
+
+function chunks<T>(rows: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
+const DAY_COLUMNS: Record<string, string> = {
+  ordersCreated: 'orders_created',
+  paidOrders: 'paid_orders',
+  failedPayments: 'failed_payments',
+  revenueCents: 'revenue_cents',
+  booksSold: 'books_sold',
+  refundedPayments: 'refunded_payments',
+  refundedCents: 'refunded_cents',
+};
+
+/**
+ * INSERT of many rows that, on an existing key, adds `added` columns and overwrites `replaced`
+ * ones; the two dialects spell it differently.
+ */
+async function upsert(
+  manager: EntityManager,
+  kind: DatabaseKind,
+  table: string,
+  key: string,
+  columns: string[],
+  rows: unknown[][],
+  changes: { added?: string[]; replaced?: string[] },
+): Promise<void> {
+  for (const part of chunks(rows)) {
+    const placeholders = part.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
+    const set =
+      kind === 'mysql'
+        ? [...(changes.added ?? []).map((c) => `${c} = ${c} + VALUES(${c})`), ...(changes.replaced ?? []).map((c) => `${c} = VALUES(${c})`)]
+        : [...(changes.added ?? []).map((c) => `${c} = ${c} + excluded.${c}`), ...(changes.replaced ?? []).map((c) => `${c} = excluded.${c}`)];
+    const conflict = kind === 'mysql' ? 'ON DUPLICATE KEY UPDATE' : `ON CONFLICT(${key}) DO UPDATE SET`;
+    await manager.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${placeholders} ${conflict} ${set.join(', ')}`, part.flat());
+  }
+}
+
+function toRow(fact: Fact): unknown[] {
+  return [fact.paymentId, fact.amountCents, fact.items ? JSON.stringify(fact.items) : null, fact.createdDay, fact.paidDay, fact.failedDay, fact.refundedDay];
+}
+
+function fromEntity(entity: PaymentFact): Fact {
+  return { ...entity, items: entity.items ? (JSON.parse(entity.items) as Fact['items']) : null };
+}
+
+/** Loads the facts `events` touch, applies the events in order, and writes facts and aggregate changes. */
+export async function ingest(manager: EntityManager, kind: DatabaseKind, events: FactEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const ids = [...new Set(events.map((event) => event.paymentId))];
+  const facts = new Map<string, Fact>();
+  for (const part of chunks(ids)) {
+    for (const entity of await manager.find(PaymentFact, { where: { paymentId: In(part) } })) facts.set(entity.paymentId, fromEntity(entity));
+  }
+
+  const deltas = new Deltas();
+  const changed = new Set<string>();
+  for (const event of events) {
+    const before = facts.get(event.paymentId) ?? emptyFact(event.paymentId);
+    const after = withEvent(before, event);
+    if (JSON.stringify(after) === JSON.stringify(before)) continue;
+    contribute(before, -1, deltas);
+    contribute(after, 1, deltas);
+    facts.set(event.paymentId, after);
+    changed.add(event.paymentId);
+  }
+  if (changed.size === 0) return;
+
+  const factRows = [...changed].sort().map((id) => toRow(facts.get(id) as Fact));
+  await upsert(manager, kind, 'analytics_payment_facts', 'payment_id', ['payment_id', 'amount_cents', 'items', 'created_day', 'paid_day', 'failed_day', 'refunded_day'], factRows, {
+    replaced: ['amount_cents', 'items', 'created_day', 'paid_day', 'failed_day', 'refunded_day'],
+  });
+
+  await writeDeltas(manager, kind, deltas);
+}
+
+/** Adds the day and book changes to their aggregate rows. */
+async function writeDeltas(manager: EntityManager, kind: DatabaseKind, deltas: Deltas): Promise<void> {
+  const dayRows = [...deltas.days.entries()]
+    .filter(([, counters]) => DAY_COUNTERS.some((key) => counters[key] !== 0))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([day, counters]) => [day, ...DAY_COUNTERS.map((key) => counters[key])]);
+  const dayColumns = DAY_COUNTERS.map((key) => DAY_COLUMNS[key]);
+  await upsert(manager, kind, 'analytics_daily', 'day', ['day', ...dayColumns], dayRows, { added: dayColumns });
+
+  const bookRows = [...deltas.books.entries()]
+    .filter(([, counters]) => counters.quantitySold !== 0 || counters.revenueCents !== 0)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([bookId, counters]) => [bookId, counters.bookTitle, counters.quantitySold, counters.revenueCents]);
+  await upsert(manager, kind, 'analytics_book_sales', 'book_id', ['book_id', 'book_title', 'quantity_sold', 'revenue_cents'], bookRows, {
+    added: ['quantity_sold', 'revenue_cents'],
+    replaced: ['book_title'],
+  });
+}
+
+/** Recomputes every aggregate from the facts (after a formula changes). */
+export async function rebuildAggregates(manager: EntityManager, kind: DatabaseKind): Promise<{ facts: number }> {
+  await manager.query('DELETE FROM analytics_daily');
+  await manager.query('DELETE FROM analytics_book_sales');
+  let count = 0;
+  let after = '';
+  for (;;) {
+    const page = await manager
+      .createQueryBuilder(PaymentFact, 'f')
+      .where('f.payment_id > :after', { after })
+      .orderBy('f.payment_id', 'ASC')
+      .take(CHUNK)
+      .getMany();
+    if (page.length === 0) break;
+    const deltas = new Deltas();
+    for (const entity of page) contribute(fromEntity(entity), 1, deltas);
+    await writeDeltas(manager, kind, deltas);
+    count += page.length;
+    after = page[page.length - 1].paymentId;
+  }
+  return { facts: count };
+}

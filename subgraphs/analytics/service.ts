@@ -1,0 +1,195 @@
+/**
+ * Admin reporting (interface §2.10, §4.3; CONTRACT §8), read from the aggregates only: the cost of
+ * a read depends on the days in its range and the number of books, never on the number of events.
+ */
+import type { Database } from '../../platform/database';
+import { fromCents } from '../../platform/money';
+import { assertRole, type Principal } from '../../rest-compat/auth';
+import { badRequest } from '../../rest-compat/errors';
+import { BookSales, DailyAggregate } from './entities';
+
+export const ADMIN_ONLY = 'Admin role is required to access analytics';
+const DEFAULT_RANGE_DAYS = 30;
+const TOP_BOOKS = 10;
+
+export interface DateRange {
+  from: string;
+  to: string;
+}
+
+export interface DailyRevenueItem {
+  date: string;
+  revenue: number;
+  paidOrders: number;
+}
+
+export interface MonthlyRevenueItem {
+  month: string;
+  revenue: number;
+  paidOrders: number;
+  ordersCreated: number;
+}
+
+export interface DailyOrderItem {
+  date: string;
+  ordersCreated: number;
+  paidOrders: number;
+}
+
+export interface TopBookItem {
+  bookId: string;
+  bookTitle: string;
+  quantitySold: number;
+  revenue: number;
+}
+
+/** `to` defaults to today (UTC), `from` to 30 days before `to`; both inclusive; `from` after `to` is 400. */
+export function resolveRange(from: string | undefined, to: string | undefined, today = new Date()): DateRange {
+  const end = to ?? today.toISOString().slice(0, 10);
+  const start = from ?? new Date(Date.parse(`${end}T00:00:00Z`) - DEFAULT_RANGE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  if (start > end) throw badRequest(`from (${start}) must not be after to (${end})`, 'INVALID_DATE_RANGE');
+  return { from: start, to: end };
+}
+
+/** a ÷ b rounded half-up to `places` decimals, for non-negative integers; 0 when b is 0. */
+export function ratioHalfUp(a: number, b: number, scale: number): number {
+  if (b === 0) return 0;
+  // Integer arithmetic: round(a × scale ÷ b) = floor((2 × a × scale + b) ÷ (2 × b)).
+  return Math.floor((2 * a * scale + b) / (2 * b));
+}
+
+interface Totals {
+  ordersCreated: number;
+  paidOrders: number;
+  failedPayments: number;
+  revenueCents: number;
+  booksSold: number;
+  refundedPayments: number;
+  refundedCents: number;
+}
+
+const hasActivity = (row: DailyAggregate) =>
+  row.ordersCreated !== 0 || row.paidOrders !== 0 || row.failedPayments !== 0 || row.revenueCents !== 0 || row.booksSold !== 0 || row.refundedPayments !== 0;
+
+export class AnalyticsService {
+  constructor(private readonly db: Database) {}
+
+  private async totals(): Promise<Totals> {
+    const [row] = (await this.db.manager.query(
+      `SELECT COALESCE(SUM(orders_created), 0) AS ordersCreated, COALESCE(SUM(paid_orders), 0) AS paidOrders,
+              COALESCE(SUM(failed_payments), 0) AS failedPayments, COALESCE(SUM(revenue_cents), 0) AS revenueCents,
+              COALESCE(SUM(books_sold), 0) AS booksSold, COALESCE(SUM(refunded_payments), 0) AS refundedPayments,
+              COALESCE(SUM(refunded_cents), 0) AS refundedCents
+         FROM analytics_daily`,
+    )) as Record<keyof Totals, string | number>[];
+    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)])) as unknown as Totals;
+  }
+
+  private async days(range: DateRange): Promise<DailyAggregate[]> {
+    const rows = await this.db.manager
+      .createQueryBuilder(DailyAggregate, 'd')
+      .where('d.day >= :from AND d.day <= :to', range)
+      .orderBy('d.day', 'ASC')
+      .getMany();
+    return rows.filter(hasActivity);
+  }
+
+  private static monthly(rows: DailyAggregate[]): MonthlyRevenueItem[] {
+    const months = new Map<string, { revenueCents: number; paidOrders: number; ordersCreated: number }>();
+    for (const row of rows) {
+      const month = row.day.slice(0, 7);
+      const sum = months.get(month) ?? { revenueCents: 0, paidOrders: 0, ordersCreated: 0 };
+      sum.revenueCents += row.revenueCents;
+      sum.paidOrders += row.paidOrders;
+      sum.ordersCreated += row.ordersCreated;
+      months.set(month, sum);
+    }
+    return [...months.entries()].map(([month, sum]) => ({ month, revenue: fromCents(sum.revenueCents), paidOrders: sum.paidOrders, ordersCreated: sum.ordersCreated }));
+  }
+
+  private static daily(rows: DailyAggregate[]): DailyRevenueItem[] {
+    return rows.map((row) => ({ date: row.day, revenue: fromCents(row.revenueCents), paidOrders: row.paidOrders }));
+  }
+
+  async dashboard(principal: Principal) {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    const t = await this.totals();
+    return {
+      totalOrders: t.ordersCreated,
+      paidOrders: t.paidOrders,
+      failedPayments: t.failedPayments,
+      totalRevenue: fromCents(t.revenueCents),
+      averageOrderValue: fromCents(ratioHalfUp(t.revenueCents, t.paidOrders, 1)),
+      booksSold: t.booksSold,
+      paymentSuccessRate: fromCents(ratioHalfUp(t.paidOrders, t.paidOrders + t.failedPayments, 10_000)),
+    };
+  }
+
+  async revenue(principal: Principal, range: DateRange) {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    const rows = await this.days(range);
+    return {
+      totalRevenue: fromCents(rows.reduce((sum, row) => sum + row.revenueCents, 0)),
+      daily: AnalyticsService.daily(rows),
+      monthly: AnalyticsService.monthly(rows),
+    };
+  }
+
+  async revenueDaily(principal: Principal, range: DateRange): Promise<DailyRevenueItem[]> {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    return AnalyticsService.daily(await this.days(range));
+  }
+
+  async revenueMonthly(principal: Principal, range: DateRange): Promise<MonthlyRevenueItem[]> {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    return AnalyticsService.monthly(await this.days(range));
+  }
+
+  async orders(principal: Principal, range: DateRange) {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    const rows = await this.days(range);
+    return {
+      totalOrders: rows.reduce((sum, row) => sum + row.ordersCreated, 0),
+      paidOrders: rows.reduce((sum, row) => sum + row.paidOrders, 0),
+      daily: rows.map((row): DailyOrderItem => ({ date: row.day, ordersCreated: row.ordersCreated, paidOrders: row.paidOrders })),
+      monthly: AnalyticsService.monthly(rows),
+    };
+  }
+
+  async books(principal: Principal) {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    const [{ booksSold }, top] = await Promise.all([this.totals(), this.topBooks(TOP_BOOKS)]);
+    return { booksSold, topBooks: top };
+  }
+
+  /** Best sellers by quantity, ties by revenue then bookId. */
+  async topBooks(limit: number): Promise<TopBookItem[]> {
+    const rows = await this.db.manager
+      .createQueryBuilder(BookSales, 'b')
+      .where('b.quantity_sold > 0')
+      .orderBy('b.quantity_sold', 'DESC')
+      .addOrderBy('b.revenue_cents', 'DESC')
+      .addOrderBy('b.book_id', 'ASC')
+      .take(limit)
+      .getMany();
+    return rows.map((row) => ({ bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }));
+  }
+
+  /** Sales of the given books (zero for a book never sold), for `Book.sales` in the supergraph. */
+  async salesOf(bookIds: readonly string[]): Promise<Map<string, TopBookItem>> {
+    const rows = bookIds.length === 0 ? [] : await this.db.manager.createQueryBuilder(BookSales, 'b').where('b.book_id IN (:...ids)', { ids: [...bookIds] }).getMany();
+    return new Map(rows.map((row) => [row.bookId, { bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }]));
+  }
+
+  async payments(principal: Principal) {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
+    const t = await this.totals();
+    return {
+      paidOrders: t.paidOrders,
+      failedPayments: t.failedPayments,
+      paymentSuccessRate: fromCents(ratioHalfUp(t.paidOrders, t.paidOrders + t.failedPayments, 10_000)),
+      refundedPayments: t.refundedPayments,
+      refundedAmount: fromCents(t.refundedCents),
+    };
+  }
+}
