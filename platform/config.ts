@@ -37,6 +37,8 @@ export interface Config {
   ports: Record<ServiceName | 'gateway', number>;
   /** Base URLs (scheme, host, port) the services use to reach each other. */
   urls: Record<ServiceName, string>;
+  /** Browser origins the gateway allows cross-origin (CORS); empty allows none, `*` allows any. */
+  corsOrigins: string[];
   jwt: {
     issuer: string;
     audience: string;
@@ -45,6 +47,12 @@ export interface Config {
     privateKeyFile: string;
   };
   bootstrapAdmin: { email: string; password: string } | undefined;
+  /**
+   * `APOLLO_TELEMETRY_DISABLED` (default true; "0" or "false" opts in): @apollo/gateway >= 2.14
+   * sends usage metrics to Apollo unless it is off. The library reads process.env itself when the
+   * gateway is constructed, so loadConfig also writes the variable there (see below).
+   */
+  apolloTelemetryDisabled: boolean;
   authRateLimit: { windowMs: number; max: number };
   stripe: {
     /** Unset: the payment service cannot start (the embedded default uses the simulator's key). */
@@ -65,6 +73,21 @@ type Env = Record<string, string | undefined>;
 export interface LoadOptions {
   /** The embedded default fills in what a lone service must be given explicitly. */
   embedded?: boolean;
+}
+
+/** `*`, or a browser origin (`https://shop.example.com[:port]`) in the form browsers send it. */
+function corsOrigin(entry: string): string {
+  if (entry === '*') return entry;
+  let url: URL | undefined;
+  try {
+    url = new URL(entry);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`CORS_ORIGINS must list "*" or origins such as https://shop.example.com, got "${entry}"`);
+  }
+  return url.origin;
 }
 
 export const EMBEDDED_ADMIN = { email: 'admin@bookstore.local', password: 'Admin12345' };
@@ -115,6 +138,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   }
 
   const brokers = read('KAFKA_BROKERS');
+  const corsOrigins = (read('CORS_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter(Boolean).map(corsOrigin);
 
   const simulatorPort = int('STRIPE_SIMULATOR_PORT', 8099);
   const stripeKey = read('STRIPE_SECRET_KEY');
@@ -126,6 +150,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   }
   const currency = (read('PAYMENT_CURRENCY') ?? 'usd').toLowerCase();
   if (!/^[a-z]{3}$/.test(currency)) throw new ConfigError(`PAYMENT_CURRENCY must be a three-letter ISO currency code, got "${currency}"`);
+
+  const apolloTelemetryDisabled = applyApolloTelemetry(read('APOLLO_TELEMETRY_DISABLED'));
 
   return {
     logLevel: read('LOG_LEVEL') ?? (options.embedded ? 'warn' : 'info'),
@@ -140,6 +166,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     bindHost: read('BIND_HOST') ?? (options.embedded ? '127.0.0.1' : '0.0.0.0'),
     ports,
     urls,
+    corsOrigins,
     jwt: {
       issuer: read('JWT_ISSUER') ?? 'bookstore-auth',
       audience: read('JWT_AUDIENCE') ?? 'bookstore',
@@ -148,6 +175,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       privateKeyFile: path.resolve(read('JWT_PRIVATE_KEY_FILE') ?? path.join(dataDir, 'keys', 'jwt-private.pem')),
     },
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
+    apolloTelemetryDisabled,
     stripe: {
       secretKey: stripeKey ?? (useSimulator ? 'sk_test_bookstore_simulator' : undefined),
       webhookSecret: read('STRIPE_WEBHOOK_SECRET') ?? (options.embedded ? 'whsec_bookstore_simulator_secret' : undefined),
@@ -160,4 +188,29 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       max: int('AUTH_RATE_LIMIT_MAX', 20, 1),
     },
   };
+}
+
+/**
+ * `APOLLO_TELEMETRY_DISABLED`: true unless "0" or "false". @apollo/gateway reads the variable from
+ * process.env itself when a gateway is constructed (and then reports usage to Apollo unless it is 1
+ * or true), so the decision is written back there: off unless asked for.
+ */
+function applyApolloTelemetry(raw: string | undefined): boolean {
+  const value = raw?.toLowerCase() ?? '1';
+  if (!['1', 'true', '0', 'false'].includes(value)) throw new ConfigError(`APOLLO_TELEMETRY_DISABLED must be 1, true, 0 or false, got "${raw}"`);
+  const disabled = value === '1' || value === 'true';
+  if (disabled) process.env.APOLLO_TELEMETRY_DISABLED = '1';
+  return disabled;
+}
+
+/**
+ * `npm run schema:check` reads only this (it needs no service configuration): `SCHEMA_BASE_REF`,
+ * the git ref whose supergraph is the base of the breaking-change check (e.g. origin/main in a pull
+ * request's pipeline); unset, the check compares with the previous committed version of the file.
+ * It loads a gateway too, so the telemetry switch applies.
+ */
+export function loadSchemaCheckConfig(env: Env = process.env): { baseRef: string | undefined; apolloTelemetryDisabled: boolean } {
+  const baseRef = env.SCHEMA_BASE_REF?.trim();
+  const telemetry = env.APOLLO_TELEMETRY_DISABLED?.trim();
+  return { baseRef: baseRef ? baseRef : undefined, apolloTelemetryDisabled: applyApolloTelemetry(telemetry ? telemetry : undefined) };
 }

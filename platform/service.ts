@@ -3,12 +3,14 @@
  * starts the outbox relay and consumers; `stop` drains HTTP, stops consuming, flushes the relay
  * and closes the database, in that order.
  */
-import type { Express } from 'express';
+import type { Express, Router } from 'express';
+import { createServiceApp, type HealthCheck } from '../rest-compat/app';
 import type { Database } from './database';
 import type { Subscription } from './events/bus';
 import type { OutboxRelay } from './events/outbox';
 import { listen, type Listening } from './http';
 import type { Logger } from './logger';
+import { createSubgraphEndpoint, type SubgraphOptions } from './subgraph';
 
 export interface BookstoreService {
   readonly name: string;
@@ -55,4 +57,62 @@ export function serviceRuntime(parts: RuntimeParts): BookstoreService {
       parts.logger.info(`${parts.name} service stopped`);
     },
   };
+}
+
+export interface AssembleOptions<L> {
+  name: string;
+  description: string;
+  db: Database;
+  logger: Logger;
+  health: Record<string, HealthCheck>;
+  /** The REST routes and where they live, e.g. `/api/orders`. */
+  basePath: string;
+  routes: Router;
+  /** The federated subgraph served at `/graphql` beside the REST routes. */
+  subgraph?: Omit<SubgraphOptions<L>, 'name' | 'logger'>;
+  mountRaw?: (app: Express) => void;
+  trustProxy?: string;
+  relay?: OutboxRelay;
+  subscribe?: () => Promise<Subscription[]>;
+  afterStart?: () => void;
+  beforeStop?: () => Promise<void>;
+}
+
+/**
+ * Puts a service together the same way every time: its subgraph (closing the database if that
+ * fails), the REST app with the routes and `/graphql`, and the runtime that starts and stops it all.
+ */
+export async function assembleService<L>(options: AssembleOptions<L>): Promise<BookstoreService> {
+  const { name, db, logger } = options;
+  const graphql = options.subgraph
+    ? await createSubgraphEndpoint({ ...options.subgraph, name, logger }).catch(async (error: unknown) => {
+        await db.close();
+        throw error;
+      })
+    : undefined;
+  const app = createServiceApp({
+    name,
+    description: options.description,
+    logger,
+    health: options.health,
+    trustProxy: options.trustProxy,
+    mountRaw: options.mountRaw,
+    mount: (app) => {
+      app.use(options.basePath, options.routes);
+      if (graphql) app.use('/graphql', graphql.middleware);
+    },
+  });
+  return serviceRuntime({
+    name,
+    app,
+    db,
+    logger,
+    relay: options.relay,
+    subscribe: options.subscribe,
+    afterStart: options.afterStart,
+    beforeStop: async () => {
+      await options.beforeStop?.();
+      await graphql?.stop();
+    },
+  });
 }

@@ -119,8 +119,12 @@ export function requireRole(role: Role, message?: string): RequestHandler {
 }
 
 /** ADMIN, or the caller whose JWT subject is `userId`. */
+export function isSelfOrAdmin(principal: Principal, userId: string): boolean {
+  return principal.role === 'ADMIN' || principal.userId === userId;
+}
+
 export function assertSelfOrAdmin(principal: Principal, userId: string): void {
-  if (principal.role !== 'ADMIN' && principal.userId !== userId) throw forbidden();
+  if (!isSelfOrAdmin(principal, userId)) throw forbidden();
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

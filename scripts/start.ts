@@ -1,23 +1,34 @@
 /**
  * `npm start`: the embedded default. One process runs every service on its documented port, with
  * SQLite files under ./data and the in-process event bus (or MariaDB/Kafka when DB_URL and
- * KAFKA_BROKERS are set), creates the bootstrap admin and prints where everything is.
+ * KAFKA_BROKERS are set), then the gateway in front of them, creates the bootstrap admin and prints
+ * where everything is.
  */
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
+import { createGateway, type GatewayRuntime, type GraphqlHalf } from '../gateway';
+import { graphqlHalf } from '../gateway/graphql';
+import type { ServiceName } from '../platform/config';
 import { processDeps, stopOnSignals } from '../platform/run';
 import type { BookstoreService } from '../platform/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
 import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
 
-async function main(): Promise<void> {
+interface EmbeddedOptions {
+  /** The gateway's federated GraphQL half (gateway/graphql.ts); without it the gateway serves REST only. */
+  graphql?: GraphqlHalf;
+}
+
+async function main(options: EmbeddedOptions = {}): Promise<void> {
   const began = performance.now();
   const deps = processDeps({ embedded: true });
   const { config, logger } = deps;
 
   const started: BookstoreService[] = [];
   let simulator: StripeSimulator | undefined;
+  let gateway: GatewayRuntime | undefined;
   const stopAll = async () => {
+    await gateway?.stop();
     for (const service of [...started].reverse()) await service.stop();
     await simulator?.stop();
     await deps.bus.close();
@@ -39,6 +50,14 @@ async function main(): Promise<void> {
       await service.start(config.ports[service.name as keyof typeof config.ports], config.bindHost);
       started.push(service);
     }
+    // Last, so its health check finds every service up; it checks exactly the services started here.
+    gateway = await createGateway({
+      config,
+      logger,
+      mountGraphql: options.graphql?.(deps),
+      healthChecks: started.map((service) => service.name as ServiceName),
+    });
+    await gateway.start(config.ports.gateway, config.bindHost);
   } catch (error) {
     logger.fatal({ err: error }, 'the embedded system failed to start');
     await stopAll().catch(() => undefined);
@@ -52,6 +71,7 @@ async function main(): Promise<void> {
     `  data:       ${config.dbUrl ? `MySQL ${config.dbUrl.replace(/\/\/[^@]*@/, '//')}` : config.dataDir}`,
     `  events:     ${deps.bus.kind === 'kafka' ? `Kafka ${config.kafkaBrokers?.join(',')}` : 'in-process bus'}`,
     ...started.map((service) => `  ${`${service.name}:`.padEnd(11)} http://${host}:${config.ports[service.name as keyof typeof config.ports]}`),
+    `  gateway:    http://${host}:${config.ports.gateway}`,
     simulator ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)` : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
     config.bootstrapAdmin ? `  admin:      ${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : '  admin:      (none configured)',
     'Press Ctrl-C to stop.',
@@ -60,4 +80,5 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-void main();
+// `main({ graphql })` serves the federated API at the gateway's /graphql as well.
+void main({ graphql: graphqlHalf });

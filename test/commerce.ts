@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { waitFor } from './wait';
-import type { Stack } from './harness';
+import type { Stack } from './stack';
 
 let isbnCounter = Math.floor(Math.random() * 1_000_000);
 

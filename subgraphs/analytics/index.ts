@@ -1,15 +1,16 @@
-/** Builds the analytics service (REST routes, batch consumer of payment events) from its dependencies. */
+/** Builds the analytics service (REST routes, subgraph, batch consumer of payment events) from its dependencies. */
+import path from 'node:path';
 import { openDatabase, type DatabaseOptions } from '../../platform/database';
 import { ProcessedEvent } from '../../platform/events/consumer';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
 import type { ProcessDeps } from '../../platform/run';
-import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { assembleService, type BookstoreService } from '../../platform/service';
 import { OutboxEvent } from '../../platform/events/outbox';
-import { createServiceApp } from '../../rest-compat/app';
 import { jwksVerifierFor } from '../../rest-compat/auth';
 import { BookSales, DailyAggregate, PaymentFact } from './entities';
 import { subscribeAnalyticsEvents } from './events';
 import { CreateAnalytics1732000000600 } from './migrations/1732000000600-CreateAnalytics';
+import { analyticsLoaders, analyticsResolvers } from './resolvers';
 import { analyticsRoutes } from './routes';
 import { AnalyticsService } from './service';
 
@@ -27,14 +28,17 @@ export async function createAnalyticsService(deps: ProcessDeps): Promise<Booksto
   const logger = deps.logger.child({ service: 'analytics' });
   const db = await analyticsDatabase(config);
   const analytics = new AnalyticsService(db);
-
-  const app = createServiceApp({
+  const verifier = jwksVerifierFor(config);
+  const runtime = await assembleService({
     name: 'analytics',
     description: 'Admin reporting on orders, revenue, books sold and payments',
+    db,
     logger,
     health: { db: () => db.ping(), bus: () => bus.health() },
-    mount: (app) => app.use('/analytics', analyticsRoutes(analytics, jwksVerifierFor(config))),
+    basePath: '/analytics',
+    routes: analyticsRoutes(analytics, verifier),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: analyticsResolvers(analytics), loaders: analyticsLoaders(analytics), verifier },
+    subscribe: () => subscribeAnalyticsEvents(bus, db, logger),
   });
-  const runtime = serviceRuntime({ name: 'analytics', app, db, logger, subscribe: () => subscribeAnalyticsEvents(bus, db, logger) });
   return Object.assign(runtime, { analytics });
 }

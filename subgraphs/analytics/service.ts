@@ -176,7 +176,8 @@ export class AnalyticsService {
   }
 
   /** Sales of the given books (zero for a book never sold), for `Book.sales` in the supergraph. */
-  async salesOf(bookIds: readonly string[]): Promise<Map<string, TopBookItem>> {
+  async salesOf(principal: Principal, bookIds: readonly string[]): Promise<Map<string, TopBookItem>> {
+    assertRole(principal, 'ADMIN', ADMIN_ONLY);
     const rows = bookIds.length === 0 ? [] : await this.db.manager.createQueryBuilder(BookSales, 'b').where('b.book_id IN (:...ids)', { ids: [...bookIds] }).getMany();
     return new Map(rows.map((row) => [row.bookId, { bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }]));
   }

@@ -6,8 +6,7 @@ import { ProcessedEvent } from '../../platform/events/consumer';
 import { OutboxEvent } from '../../platform/events/outbox';
 import type { Logger } from '../../platform/logger';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
-import { serviceRuntime, type BookstoreService } from '../../platform/service';
-import { createServiceApp } from '../../rest-compat/app';
+import { assembleService, type BookstoreService } from '../../platform/service';
 import { localJwksVerifier } from '../../rest-compat/auth';
 import { AppError } from '../../rest-compat/errors';
 import { Account, RefreshToken, Session } from './entities';
@@ -41,15 +40,6 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServ
   const auth = new AuthService(db, key, settings, profiles, logger);
   const verifier = localJwksVerifier(key.jwks, settings);
 
-  const app = createServiceApp({
-    name: 'auth',
-    description: 'Accounts, sessions and access tokens',
-    logger,
-    trustProxy: config.trustProxy,
-    health: { db: () => db.ping(), bus: () => bus.health() },
-    mount: (app) => app.use('/auth', authRoutes(auth, key, verifier, config.authRateLimit)),
-  });
-
   let stopping = false;
   let bootstrap: Promise<void> = Promise.resolve();
   /** The user service may start after this one: keep trying until the admin exists. */
@@ -67,11 +57,15 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServ
     }
   };
 
-  const runtime = serviceRuntime({
+  const runtime = await assembleService({
     name: 'auth',
-    app,
+    description: 'Accounts, sessions and access tokens',
     db,
     logger,
+    trustProxy: config.trustProxy,
+    health: { db: () => db.ping(), bus: () => bus.health() },
+    basePath: '/auth',
+    routes: authRoutes(auth, key, verifier, config.authRateLimit),
     subscribe: () => subscribeAuthEvents(bus, db, logger, auth),
     afterStart: () => {
       if (config.bootstrapAdmin) bootstrap = bootstrapAdmin(config.bootstrapAdmin.email, config.bootstrapAdmin.password);

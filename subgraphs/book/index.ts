@@ -1,12 +1,13 @@
-/** Builds the book service (REST routes, optional demo catalogue) from its dependencies. */
+/** Builds the book service (REST routes, subgraph, optional demo catalogue) from its dependencies. */
+import path from 'node:path';
 import type { Config } from '../../platform/config';
 import { openDatabase } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
-import { serviceRuntime, type BookstoreService } from '../../platform/service';
-import { createServiceApp } from '../../rest-compat/app';
+import { assembleService, type BookstoreService } from '../../platform/service';
 import { jwksVerifierFor, type TokenVerifier } from '../../rest-compat/auth';
 import { Book } from './entities';
 import { CreateBooks1732000000300 } from './migrations/1732000000300-CreateBooks';
+import { bookLoaders, bookResolvers } from './resolvers';
 import { bookRoutes } from './routes';
 import { seedDemoCatalogue } from './seed';
 import { BookService } from './service';
@@ -42,14 +43,16 @@ export async function createBookService(deps: BookServiceDeps): Promise<BookServ
     }
   }
   const verifier = deps.verifier ?? jwksVerifierFor(config);
-
-  // The service publishes and consumes no events, so its health is its database's.
-  const app = createServiceApp({
+  const runtime = await assembleService({
     name: 'book',
     description: 'Book catalogue',
+    db,
     logger,
+    // The service publishes and consumes no events, so its health is its database's.
     health: { db: () => db.ping() },
-    mount: (app) => app.use('/api/books', bookRoutes(books, verifier)),
+    basePath: '/api/books',
+    routes: bookRoutes(books, verifier),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: bookResolvers(books), loaders: bookLoaders(books), verifier },
   });
-  return { ...serviceRuntime({ name: 'book', app, db, logger }), books };
+  return Object.assign(runtime, { books });
 }

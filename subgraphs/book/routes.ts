@@ -18,8 +18,8 @@ function integerParameter(value: unknown, fallback: number, min: number, max: nu
   return number >= min && number <= max ? number : undefined;
 }
 
-/** `q`, `limit` (1..100, default 20) and `offset` (>= 0, default 0); every bad one is listed in one 400. */
-function parseListQuery(query: Request['query']): BookListQuery {
+/** `q`, `limit` (1..100, default 20) and `offset` (>= 0, default 0); every bad one is listed in one 400. GraphQL's `books` uses it too. */
+export function parseListQuery(query: Request['query']): BookListQuery {
   const errors: string[] = [];
   const { q } = query;
   if (q !== undefined) {

@@ -1,15 +1,16 @@
-/** Builds the order service (REST routes, payment consumers, outbox relay) from its dependencies. */
+/** Builds the order service (REST routes, subgraph, payment consumers, outbox relay) from its dependencies. */
+import path from 'node:path';
 import { openDatabase } from '../../platform/database';
 import { ProcessedEvent } from '../../platform/events/consumer';
 import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
 import type { ProcessDeps } from '../../platform/run';
-import { serviceRuntime, type BookstoreService } from '../../platform/service';
-import { createServiceApp } from '../../rest-compat/app';
+import { assembleService, type BookstoreService } from '../../platform/service';
 import { jwksVerifierFor } from '../../rest-compat/auth';
 import { Order, OrderItem } from './entities';
 import { subscribeOrderEvents } from './events';
 import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrders';
+import { orderLoaders, orderResolvers } from './resolvers';
 import { orderRoutes } from './routes';
 import { OrderService } from './service';
 
@@ -24,14 +25,18 @@ export async function createOrderService(deps: ProcessDeps): Promise<BookstoreSe
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const orders = new OrderService(db, logger, () => relay.wake());
-
-  const app = createServiceApp({
+  const verifier = jwksVerifierFor(config);
+  const runtime = await assembleService({
     name: 'order',
     description: 'Orders created from successful payments',
+    db,
     logger,
     health: { db: () => db.ping(), bus: () => bus.health() },
-    mount: (app) => app.use('/api/orders', orderRoutes(orders, jwksVerifierFor(config))),
+    basePath: '/api/orders',
+    routes: orderRoutes(orders, verifier),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: orderResolvers(orders), loaders: orderLoaders(orders), verifier },
+    relay,
+    subscribe: () => subscribeOrderEvents(bus, db, logger, orders),
   });
-  const runtime = serviceRuntime({ name: 'order', app, db, logger, relay, subscribe: () => subscribeOrderEvents(bus, db, logger, orders) });
   return Object.assign(runtime, { orders });
 }

@@ -10,8 +10,8 @@ import { fromCents, toCents } from '../../platform/money';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
 import { TOPICS, type OrderCreatedEvent, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
-import { assertRole, type Principal } from '../../rest-compat/auth';
-import { AppError, contractTimestamp, notFound } from '../../rest-compat/errors';
+import { assertRole, isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
+import { AppError, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
 import { Order, OrderItem, type OrderStatus } from './entities';
 
 export interface OrderItemResponse {
@@ -96,6 +96,28 @@ export class OrderService {
   /** Batch lookup for federation references and the payment's order field, unfiltered. */
   async findByIds(ids: readonly string[]): Promise<OrderResponse[]> {
     return ids.length === 0 ? [] : this.withItems(await this.db.manager.find(Order, { where: { id: In([...ids]) } }));
+  }
+
+  /**
+   * Batch read for GraphQL references, in the order of `ids`, with `getOrder`'s rule: owner or
+   * ADMIN, and anyone else is told it does not exist. One query for the orders, one for their items.
+   */
+  async ordersFor(principal: Principal, ids: readonly string[]): Promise<(OrderResponse | AppError)[]> {
+    const rows = ids.length === 0 ? [] : await this.db.manager.find(Order, { where: { id: In([...ids]) } });
+    const visible = await this.withItems(rows.filter((order) => this.visible(principal, order)));
+    const byId = new Map(visible.map((order) => [order.orderId, order]));
+    return ids.map((id) => byId.get(id) ?? orderNotFound(id));
+  }
+
+  /**
+   * Batch read of each user's orders, newest first, in the order of `userIds`: for the user
+   * themself or an ADMIN, FORBIDDEN otherwise. One query for every user's orders.
+   */
+  async ordersOfUsers(principal: Principal, userIds: readonly string[]): Promise<(OrderResponse[] | AppError)[]> {
+    const allowed = userIds.filter((userId) => isSelfOrAdmin(principal, userId));
+    const rows = allowed.length === 0 ? [] : await this.db.manager.find(Order, { where: { userId: In(allowed) }, order: { createdAt: 'DESC', id: 'ASC' } });
+    const orders = await this.withItems(rows);
+    return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? orders.filter((order) => order.userId === userId) : forbidden()));
   }
 
   async listMine(principal: Principal): Promise<OrderResponse[]> {

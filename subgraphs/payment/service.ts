@@ -8,8 +8,8 @@ import type { Database } from '../../platform/database';
 import { isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
 import { fromCents } from '../../platform/money';
-import type { Principal } from '../../rest-compat/auth';
-import { AppError, conflict, notFound } from '../../rest-compat/errors';
+import { isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
+import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
 import type { CheckoutDirectory } from './clients';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
 import { Payment, PaymentItem } from './entities';
@@ -36,6 +36,24 @@ export function toPaymentResponse(payment: Payment, items: PaymentItem[]): Payme
     items: [...items]
       .sort((a, b) => a.position - b.position)
       .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
+  };
+}
+
+/** What GraphQL may show of a payment: the REST response plus its owner and times. */
+export interface PaymentView extends PaymentResponse {
+  userId: string;
+  currency: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function toPaymentView(payment: Payment, items: PaymentItem[]): PaymentView {
+  return {
+    ...toPaymentResponse(payment, items),
+    userId: payment.userId,
+    currency: payment.currency,
+    createdAt: contractTimestamp(payment.createdAt),
+    updatedAt: contractTimestamp(payment.updatedAt),
   };
 }
 
@@ -167,19 +185,46 @@ export class PaymentService {
       where: { userId: principal.userId, paymentIntentId: Not(IsNull()) },
       order: { createdAt: 'DESC', id: 'ASC' },
     });
-    return this.withItems(payments);
+    return this.withItems(payments, toPaymentResponse);
   }
 
   /** Batch lookup for federation references, unfiltered: callers apply their own access rule. */
   async findByIds(ids: readonly string[]): Promise<PaymentResponse[]> {
     if (ids.length === 0) return [];
-    return this.withItems(await this.db.manager.find(Payment, { where: { id: In([...ids]), paymentIntentId: Not(IsNull()) } }));
+    return this.withItems(await this.db.manager.find(Payment, { where: { id: In([...ids]), paymentIntentId: Not(IsNull()) } }), toPaymentResponse);
   }
 
-  private async withItems(payments: Payment[]): Promise<PaymentResponse[]> {
+  /**
+   * Batch read for GraphQL (references and `payment`), in the order of `ids`: each payment for its
+   * owner or an ADMIN (the dashboards); anyone else is told it does not exist, as REST tells them.
+   * One query for the payments, one for their items.
+   */
+  async paymentsFor(principal: Principal, ids: readonly string[]): Promise<(PaymentView | AppError)[]> {
+    const rows = ids.length === 0 ? [] : await this.db.manager.find(Payment, { where: { id: In([...ids]), paymentIntentId: Not(IsNull()) } });
+    const views = await this.withItems(rows.filter((payment) => isSelfOrAdmin(principal, payment.userId)), toPaymentView);
+    const byId = new Map(views.map((view) => [view.paymentId, view]));
+    return ids.map((id) => byId.get(id) ?? paymentNotFound(id));
+  }
+
+  /**
+   * Batch read of each user's payments, newest first, in the order of `userIds`: for the user
+   * themself or an ADMIN, FORBIDDEN otherwise. One query for every user's payments.
+   */
+  async paymentsOfUsers(principal: Principal, userIds: readonly string[]): Promise<(PaymentView[] | AppError)[]> {
+    const allowed = userIds.filter((userId) => isSelfOrAdmin(principal, userId));
+    const rows =
+      allowed.length === 0
+        ? []
+        : await this.db.manager.find(Payment, { where: { userId: In(allowed), paymentIntentId: Not(IsNull()) }, order: { createdAt: 'DESC', id: 'ASC' } });
+    const views = await this.withItems(rows, toPaymentView);
+    return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? views.filter((view) => view.userId === userId) : forbidden()));
+  }
+
+  /** The payments with their items (one query), mapped to a response or a view. */
+  private async withItems<T>(payments: Payment[], map: (payment: Payment, items: PaymentItem[]) => T): Promise<T[]> {
     if (payments.length === 0) return [];
     const items = await this.db.manager.find(PaymentItem, { where: { paymentId: In(payments.map((p) => p.id)) } });
-    return payments.map((payment) => toPaymentResponse(payment, items.filter((item) => item.paymentId === payment.id)));
+    return payments.map((payment) => map(payment, items.filter((item) => item.paymentId === payment.id)));
   }
 
   /** Re-publishes `payment-success` for a SUCCESS payment whose order went missing. */

@@ -1,16 +1,17 @@
-/** Builds the user service (REST routes, outbox relay) from its dependencies. */
+/** Builds the user service (REST routes, subgraph, outbox relay) from its dependencies. */
+import path from 'node:path';
 import type { Config } from '../../platform/config';
 import { openDatabase } from '../../platform/database';
 import type { EventBus } from '../../platform/events/bus';
 import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
 import { ProcessedEvent } from '../../platform/events/consumer';
 import type { Logger } from '../../platform/logger';
-import { serviceRuntime, type BookstoreService } from '../../platform/service';
+import { assembleService, type BookstoreService } from '../../platform/service';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
-import { createServiceApp } from '../../rest-compat/app';
 import { jwksVerifierFor, type TokenVerifier } from '../../rest-compat/auth';
 import { UserProfile } from './entities';
 import { CreateUserProfiles1732000000100 } from './migrations/1732000000100-CreateUserProfiles';
+import { userLoaders, userResolvers } from './resolvers';
 import { userRoutes } from './routes';
 import { UserService } from './service';
 
@@ -22,7 +23,7 @@ export interface UserServiceDeps {
   verifier?: TokenVerifier;
 }
 
-export async function createUserService(deps: UserServiceDeps): Promise<BookstoreService> {
+export async function createUserService(deps: UserServiceDeps): Promise<BookstoreService & { users: UserService }> {
   const { config, bus } = deps;
   const logger = deps.logger.child({ service: 'user' });
   const db = await openDatabase({
@@ -33,15 +34,17 @@ export async function createUserService(deps: UserServiceDeps): Promise<Bookstor
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const service = new UserService(db, () => relay.wake());
-  const verifier =
-    deps.verifier ?? jwksVerifierFor(config);
-
-  const app = createServiceApp({
+  const verifier = deps.verifier ?? jwksVerifierFor(config);
+  const runtime = await assembleService({
     name: 'user',
     description: 'User profiles',
+    db,
     logger,
     health: { db: () => db.ping(), bus: () => bus.health() },
-    mount: (app) => app.use('/api/user', userRoutes(service, verifier, config.internalApiKey)),
+    basePath: '/api/user',
+    routes: userRoutes(service, verifier, config.internalApiKey),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: userResolvers(service), loaders: userLoaders(service), verifier },
+    relay,
   });
-  return serviceRuntime({ name: 'user', app, db, logger, relay });
+  return Object.assign(runtime, { users: service });
 }

@@ -6,8 +6,8 @@ import type { Database } from '../../platform/database';
 import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
 import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
-import { assertRole, assertSelfOrAdmin, type Principal } from '../../rest-compat/auth';
-import { badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
+import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
+import { type AppError, badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
 import type { CreateUserProfileRequest, ProfileFieldsDto, UserRequestDto, UserResponseDto } from './dto';
 import { UserProfile } from './entities';
 
@@ -56,6 +56,15 @@ export class UserService {
     return rows.map(toUserResponse);
   }
 
+  /**
+   * Batch read for GraphQL (references and `user`), in the order of `ids`: each profile for its
+   * owner or an ADMIN, FORBIDDEN for anyone else, USER_NOT_FOUND when unknown. One query for all.
+   */
+  async profilesFor(principal: Principal, ids: readonly string[]): Promise<(UserResponseDto | AppError)[]> {
+    const found = new Map((await this.getUsers(ids.filter((id) => isSelfOrAdmin(principal, id)))).map((user) => [user.userId, user]));
+    return ids.map((id) => (isSelfOrAdmin(principal, id) ? (found.get(id) ?? userNotFound(id)) : forbidden()));
+  }
+
   async listUsers(principal: Principal): Promise<UserResponseDto[]> {
     assertRole(principal, 'ADMIN');
     const rows = await this.db.manager.find(UserProfile, { order: { createdAt: 'ASC', userId: 'ASC' } });
@@ -81,7 +90,7 @@ export class UserService {
     const profile = await this.db.transaction(async (manager) => {
       const current = await manager.findOne(UserProfile, { where: { userId: id } });
       if (!current) throw userNotFound(id);
-      if (dto.email !== undefined && dto.email.trim().toLowerCase() !== current.email) {
+      if (dto.email != null && dto.email.trim().toLowerCase() !== current.email) {
         throw badRequest('The email is the login identity and cannot be changed here', 'EMAIL_IMMUTABLE');
       }
       Object.assign(current, profileFields(dto), { updatedAt: new Date() });

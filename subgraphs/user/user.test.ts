@@ -291,6 +291,13 @@ describe('PUT /api/user/update/{id}', () => {
     expect((await readBack(user.userId)).body.email).toBe(user.email);
   });
 
+  it('treats a null email as not sent', async () => {
+    const user = await registeredUser(stack);
+    const res = await users().put(`/api/user/update/${user.userId}`).set('Authorization', user.bearer).send(updateBody({ email: null }));
+    expect(res.status).toBe(200);
+    expect(res.body.email).toBe(user.email);
+  });
+
   it('answers 400 for a different email, changing nothing', async () => {
     const user = await registeredUser(stack);
     const before = (await readBack(user.userId)).body;

@@ -1,0 +1,67 @@
+/**
+ * `npm run bench`: runs each benchmark in its own process, one after the other so they do not
+ * compete for the two cores, and writes bench/results/<date>.json and a Markdown table beside it.
+ * `npm run bench -- analytics commerce` runs only those. Nothing here asserts a figure.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const BENCHES: Record<string, string[]> = {
+  events: ['20000'],
+  commerce: ['10'],
+  gateway: ['10'],
+  analytics: ['10000', '1000000'],
+};
+
+function run(name: string): Record<string, unknown> {
+  const script = path.join(__dirname, `${name}.js`);
+  if (!fs.existsSync(script)) return { bench: name, error: 'not built' };
+  process.stderr.write(`bench ${name} ...\n`);
+  const began = Date.now();
+  const child = spawnSync(process.execPath, [script, ...BENCHES[name]], { encoding: 'utf8', env: process.env, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 });
+  const line = child.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
+  if (child.status !== 0 || !line) return { bench: name, error: (child.stderr || child.error?.message || 'no output').slice(-2000) };
+  return { ...(JSON.parse(line) as Record<string, unknown>), wallSeconds: Math.round((Date.now() - began) / 1000) };
+}
+
+function markdown(results: Record<string, unknown>[], meta: Record<string, unknown>): string {
+  const lines = [`# Benchmarks ${meta.date}`, '', `Machine: ${meta.cpus} cores, Node ${meta.node}; database ${meta.database}, bus ${meta.bus}.`, ''];
+  for (const result of results) {
+    lines.push(`## ${String(result.bench)}`, '', '| figure | value |', '|---|---|');
+    const flatten = (prefix: string, value: unknown): void => {
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [key, inner] of Object.entries(value)) flatten(prefix ? `${prefix}.${key}` : key, inner);
+      } else if (prefix !== 'bench') {
+        lines.push(`| ${prefix} | ${typeof value === 'string' ? value.replace(/\n/g, ' ').slice(0, 300) : JSON.stringify(value)} |`);
+      }
+    };
+    flatten('', result);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+function main(): void {
+  const wanted = process.argv.slice(2);
+  const names = wanted.length ? wanted : Object.keys(BENCHES);
+  const unknown = names.filter((name) => !BENCHES[name]);
+  if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  const results = names.map(run);
+  const date = new Date().toISOString().replace(/[:]/g, '-').slice(0, 19);
+  const meta = {
+    date,
+    cpus: require('node:os').cpus().length as number,
+    node: process.version,
+    database: process.env.DB_URL ? 'MySQL/MariaDB' : 'SQLite',
+    bus: process.env.KAFKA_BROKERS ? 'Kafka' : 'in-process',
+  };
+  const dir = path.resolve('bench', 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `${date}.json`), `${JSON.stringify({ ...meta, results }, null, 2)}\n`);
+  const table = markdown(results, meta);
+  fs.writeFileSync(path.join(dir, `${date}.md`), `${table}\n`);
+  process.stdout.write(`${table}\nWritten to bench/results/${date}.json and .md\n`);
+}
+
+main();

@@ -1,0 +1,298 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { ConfigError, loadConfig, type Config } from '../platform/config';
+import { rawRequest, startGateway, type RunningGateway } from '../test/gateway';
+import { expectEnvelope, startStack, type Stack } from '../test/harness';
+import { canonicalPath, upstreamFor } from './proxy';
+
+const SHOP = 'https://shop.example';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let stack: Stack;
+let gateway: RunningGateway;
+const extra: RunningGateway[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['book'], env: { CORS_ORIGINS: SHOP, AUTH_RATE_LIMIT_MAX: '3' } });
+  gateway = await startGateway(stack.config, { healthChecks: ['auth', 'user', 'book'] });
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([gateway, ...extra].map((g) => g?.stop()));
+  await stack?.stop();
+});
+
+const via = () => request(gateway.url);
+
+/** Another gateway over the same stack, with some settings changed; stopped after the file. */
+async function gatewayWith(config: Partial<Config>, options: Parameters<typeof startGateway>[1] = {}): Promise<RunningGateway> {
+  const started = await startGateway({ ...stack.config, ...config }, options);
+  extra.push(started);
+  return started;
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * An upstream that records what reaches it and answers with a recognisable response, to see exactly
+ * what the gateway forwards (the real services cannot show that).
+ */
+async function recordingUpstream() {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      res.writeHead(202, {
+        'Content-Type': 'application/vnd.bookstore+json; charset=utf-8',
+        'Retry-After': '7',
+        'X-Upstream': 'recorder',
+        'X-Request-Id': String(req.headers['x-request-id']),
+      });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, received, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+describe('what the gateway forwards', () => {
+  let recorder: Awaited<ReturnType<typeof recordingUpstream>>;
+  let recorded: RunningGateway;
+  beforeAll(async () => {
+    recorder = await recordingUpstream();
+    recorded = await gatewayWith({ urls: { ...stack.config.urls, analytics: recorder.url } });
+  });
+  afterAll(async () => {
+    await recorded.stop();
+    await recorder.close();
+  });
+
+  it('passes method, path, query, headers and body bytes unchanged, adding X-Request-Id and X-Forwarded-*', async () => {
+    const body = Buffer.concat([Buffer.from('{ "a" :1.50,\r\n\t"b":"é" }'), Buffer.from([0x00, 0xff, 0xfe, 0x7f])]);
+    const target = '/analytics/revenue/daily?from=2026-01-01&to=2026-01-31&q=a%20b&q=c';
+    const res = await rawRequest(recorded.url, 'POST', target, { 'Content-Type': 'application/octet-stream', Authorization: 'Bearer token-value', 'Stripe-Signature': 't=1,v1=abc' }, body);
+
+    const [seen] = recorder.received.splice(0);
+    expect(seen.method).toBe('POST');
+    expect(seen.url).toBe(target);
+    expect(seen.body.equals(body)).toBe(true);
+    expect(seen.headers).toMatchObject({
+      'content-type': 'application/octet-stream',
+      authorization: 'Bearer token-value',
+      'stripe-signature': 't=1,v1=abc',
+      'x-request-id': expect.stringMatching(UUID),
+      'x-forwarded-for': expect.stringMatching(/127\.0\.0\.1$/),
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': new URL(recorded.url).host,
+      host: new URL(recorder.url).host,
+    });
+    // The answer comes back as the upstream gave it, with the id the upstream received.
+    expect(res.status).toBe(202);
+    expect(res.headers).toMatchObject({ 'content-type': 'application/vnd.bookstore+json; charset=utf-8', 'retry-after': '7', 'x-upstream': 'recorder' });
+    expect(res.headers['x-request-id']).toBe(seen.headers['x-request-id']);
+    expect(res.body.equals(body)).toBe(true);
+  });
+
+  it('keeps a valid incoming X-Request-Id and replaces a malformed one', async () => {
+    const kept = await request(recorded.url).get('/analytics/dashboard').set('X-Request-Id', 'order-42.retry:1');
+    expect(kept.headers['x-request-id']).toBe('order-42.retry:1');
+    const replaced = await request(recorded.url).get('/analytics/dashboard').set('X-Request-Id', 'no spaces <allowed>');
+    expect(replaced.headers['x-request-id']).toMatch(UUID);
+    expect(recorder.received.splice(0).map((r) => r.headers['x-request-id'])).toEqual(['order-42.retry:1', replaced.headers['x-request-id']]);
+  });
+
+  it("appends the client's address to an incoming X-Forwarded-For", async () => {
+    await request(recorded.url).get('/analytics/books').set('X-Forwarded-For', '198.51.100.4');
+    expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4,\s*(::ffff:)?127\.0\.0\.1$/);
+  });
+});
+
+describe('X-Request-Id with a real service', () => {
+  it('is generated when absent and echoed by the service, and kept when valid', async () => {
+    const generated = await via().get('/api/books');
+    expect(generated.status).toBe(200);
+    expect(generated.headers['x-request-id']).toMatch(UUID);
+    const kept = await via().get('/api/books').set('X-Request-Id', 'trace-abc.123');
+    expect(kept.headers['x-request-id']).toBe('trace-abc.123');
+    expectEnvelope(await via().get('/nowhere').set('X-Request-Id', 'trace-404'), 404);
+    expect((await via().get('/nowhere').set('X-Request-Id', 'trace-404')).headers['x-request-id']).toBe('trace-404');
+  });
+});
+
+describe('rate limits per client behind the gateway', () => {
+  it('tells clients apart by X-Forwarded-For, and passes the 429 with Retry-After through', async () => {
+    // The auth service trusts loopback proxies (TRUST_PROXY): the gateway's appended address names the
+    // client. Here every client is on loopback too, so the address before it stands for the client.
+    const attempt = (client: string) => via().post('/auth/login').set('X-Forwarded-For', client).send({ email: 'nobody@example.com', password: 'Wrong12345', deviceId: 'd' });
+    for (let i = 0; i < 3; i += 1) expect((await attempt('203.0.113.7')).status).toBe(401);
+    const limited = await attempt('203.0.113.7');
+    expectEnvelope(limited, 429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await attempt('203.0.113.8')).status).toBe(401);
+  });
+});
+
+describe('CORS', () => {
+  it('allows a configured origin and exposes X-Request-Id', async () => {
+    const res = await via().get('/api/books').set('Origin', SHOP);
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(SHOP);
+    expect(res.headers['access-control-expose-headers']).toMatch(/X-Request-Id/);
+    expect(res.headers.vary).toMatch(/Origin/);
+  });
+
+  it('answers the preflight itself: 204 with the allowed methods and headers', async () => {
+    const res = await via()
+      .options('/api/books/create')
+      .set('Origin', SHOP)
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'authorization,content-type');
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe(SHOP);
+    expect(res.headers['access-control-allow-methods']).toMatch(/POST/);
+    expect(res.headers['access-control-allow-headers']).toMatch(/Authorization/);
+    expect(res.headers['access-control-allow-headers']).toMatch(/Content-Type/);
+    expect(res.headers['access-control-max-age']).toBe('600');
+  });
+
+  it('gives a foreign origin no CORS headers, on requests and preflights alike', async () => {
+    const simple = await via().get('/api/books').set('Origin', 'https://evil.example');
+    expect(simple.status).toBe(200);
+    expect(simple.headers['access-control-allow-origin']).toBeUndefined();
+    const preflight = await via().options('/api/books/create').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    expect(preflight.headers['access-control-allow-methods']).toBeUndefined();
+  });
+
+  it('allows no origin by default, and any with "*"', async () => {
+    const closed = await gatewayWith({ corsOrigins: [] });
+    expect((await request(closed.url).get('/api/books').set('Origin', SHOP)).headers['access-control-allow-origin']).toBeUndefined();
+    const open = await gatewayWith({ corsOrigins: ['*'] });
+    expect((await request(open.url).get('/api/books').set('Origin', 'https://anyone.example')).headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('reads CORS_ORIGINS as a comma-separated list of origins, failing fast on anything else', () => {
+    const corsOrigins = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { CORS_ORIGINS: value }) }).corsOrigins;
+    expect(corsOrigins()).toEqual([]);
+    expect(corsOrigins(' https://Shop.Example:443/ , http://localhost:3000,*')).toEqual(['https://shop.example', 'http://localhost:3000', '*']);
+    for (const bad of ['shop.example', 'https://shop.example/app', 'ftp://shop.example', 'https://user@shop.example']) {
+      expect(() => corsOrigins(bad)).toThrow(ConfigError);
+    }
+  });
+});
+
+describe('path routing', () => {
+  it('routes by whole segments, ignoring case as the services do', () => {
+    expect(upstreamFor('/auth')).toBe('auth');
+    expect(upstreamFor('/auth/login')).toBe('auth');
+    expect(upstreamFor('/authors')).toBeUndefined();
+    expect(upstreamFor('/API/Books/x')).toBe('book');
+    expect(upstreamFor('/api/user')).toBe('user');
+    expect(upstreamFor('/api/users')).toBeUndefined();
+    expect(upstreamFor('/analytics/dashboard')).toBe('analytics');
+  });
+
+  it('reads a path as leniently as any layer could', () => {
+    expect(canonicalPath('/API//user/./x/..\\%2563reate;a=b/')).toBe('/api/user/create');
+    expect(canonicalPath('/a/%zz/%2')).toBe('/a/%zz/%2');
+    expect(canonicalPath('/../..')).toBe('/');
+  });
+});
+
+describe('a service that is down or too slow', () => {
+  it('answers 503 "Service unavailable: <name>" at once when the connection is refused', async () => {
+    const down = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${await closedPort()}` } });
+    const began = Date.now();
+    const res = await request(down.url).get('/analytics/dashboard').set('X-Request-Id', 'trace-down');
+    expectEnvelope(res, 503, 'Service unavailable: analytics');
+    expect(res.body.path).toBe('/analytics/dashboard');
+    expect(res.headers['x-request-id']).toBe('trace-down');
+    expect(Date.now() - began).toBeLessThan(5000);
+  });
+
+  it('answers 503 once the deadline passes when the service accepts but never answers', async () => {
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const slow = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` } }, { upstreamTimeoutMs: 300 });
+      const began = Date.now();
+      expectEnvelope(await request(slow.url).post('/analytics/x').send({ a: 1 }), 503, 'Service unavailable: analytics');
+      expect(Date.now() - began).toBeGreaterThanOrEqual(250);
+      expect(Date.now() - began).toBeLessThan(5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+describe('actuator', () => {
+  it('health: UP with every checked upstream listed when all run', async () => {
+    const res = await via().get('/actuator/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'UP', components: { auth: { status: 'UP' }, user: { status: 'UP' }, book: { status: 'UP' } } });
+  });
+
+  it('health: by default asks every upstream of the table, and marks one that is not there DOWN (503)', async () => {
+    const urls = { ...stack.config.urls, order: `http://127.0.0.1:${await closedPort()}`, payment: `http://127.0.0.1:${await closedPort()}`, analytics: `http://127.0.0.1:${await closedPort()}` };
+    const partial = await gatewayWith({ urls });
+    const res = await request(partial.url).get('/actuator/health');
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({
+      status: 'DOWN',
+      components: {
+        auth: { status: 'UP' },
+        user: { status: 'UP' },
+        book: { status: 'UP' },
+        order: { status: 'DOWN', error: 'ECONNREFUSED' },
+        payment: { status: 'DOWN', error: 'ECONNREFUSED' },
+        analytics: { status: 'DOWN', error: 'ECONNREFUSED' },
+      },
+    });
+  });
+
+  it('info and prometheus, with request durations by upstream', async () => {
+    const info = await via().get('/actuator/info');
+    expect(info.status).toBe(200);
+    expect(info.body.app.name).toBe('gateway');
+    await via().get('/api/books');
+    const metrics = await via().get('/actuator/prometheus');
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
+    expect(metrics.text).toMatch(/gateway_upstream_request_duration_seconds_count\{[^}]*upstream="book"[^}]*status="200"[^}]*\} [1-9]/);
+  });
+});
+
+// Last: it stops the user service of this file's stack.
+describe('a stopped service', () => {
+  it('gets 503 through the gateway, and health marks it DOWN', async () => {
+    await stack.services.user?.stop();
+    expectEnvelope(await via().get('/api/user/'), 503, 'Service unavailable: user');
+    const health = await via().get('/actuator/health');
+    expect(health.status).toBe(503);
+    expect(health.body.status).toBe('DOWN');
+    expect(health.body.components.user).toEqual({ status: 'DOWN', error: expect.any(String) });
+    expect(health.body.components.auth).toEqual({ status: 'UP' });
+    expect((await via().get('/api/books')).status).toBe(200);
+  });
+});

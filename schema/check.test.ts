@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { breakingChanges, gatewayLoadProblems, operationProblems, apiSchemaOf, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE } from './check';
+import { composeSubgraphs, projectRoot, readSubgraphs, writeComposition, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
+
+const root = projectRoot();
+const real = () => readSubgraphs(root);
+
+/** The real subgraphs with one SDL edited. */
+function edited(name: string, edit: (sdl: string) => string): SubgraphSdl[] {
+  return real().map((subgraph) => (subgraph.name === name ? { ...subgraph, sdl: edit(subgraph.sdl) } : subgraph));
+}
+
+function composed(subgraphs: SubgraphSdl[]): Extract<Composition, { ok: true }> {
+  const composition = composeSubgraphs(subgraphs);
+  if (!composition.ok) throw new Error(composition.errors.join('\n'));
+  return composition;
+}
+
+const withoutMyOrders = () => edited('order', (sdl) => sdl.replace(/\s*"The caller's orders, newest first."\s*myOrders: \[Order!\]!/, ''));
+
+function tempRoot(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'schema-check-'));
+}
+
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', dir, '-c', 'user.email=ci@bookstore.test', '-c', 'user.name=CI', '-c', 'commit.gpgsign=false', ...args], { encoding: 'utf8' });
+}
+
+describe('the committed schema', () => {
+  it('is what the subgraphs compose to now, and @apollo/gateway loads it', async () => {
+    const composition = composed(real());
+    expect(stalenessProblems(root, composition)).toEqual([]);
+    expect(await gatewayLoadProblems(composition.supergraphSdl)).toEqual([]);
+  });
+});
+
+describe('composition', () => {
+  it('fails when a subgraph disagrees on a shared field\'s type', () => {
+    const composition = composeSubgraphs(edited('order', (sdl) => sdl.replace('type Book @key(fields: "id", resolvable: false) {\n  id: ID!', 'type Book @key(fields: "id", resolvable: false) {\n  id: ID!\n  title: Int')));
+    expect(composition.ok).toBe(false);
+    expect(composition.ok ? [] : composition.errors.join('\n')).toMatch(/Book\.title/);
+  });
+
+  it('names the file of a subgraph SDL that does not parse', () => {
+    const composition = composeSubgraphs(edited('payment', (sdl) => `${sdl}\ntype Broken {`));
+    expect(composition).toMatchObject({ ok: false, errors: [expect.stringMatching(/^\[payment\] subgraphs\/payment\/schema\.graphql: Syntax Error/)] });
+  });
+
+  it('passes a Router-only feature but the gateway refuses to load it', async () => {
+    const composition = composed(
+      edited('book', (sdl) => sdl.replace('import: ["@key"]', 'import: ["@key", "@authenticated"]').replace('  stock: Int!', '  stock: Int! @authenticated')),
+    );
+    expect(await gatewayLoadProblems(composition.supergraphSdl)).toEqual([expect.stringMatching(/authenticated.*unsupported/)]);
+  });
+});
+
+describe('breaking changes', () => {
+  const current = () => composed(real()).supergraphSdl;
+
+  it('reports a removed field', () => {
+    const report = breakingChanges(current(), composed(withoutMyOrders()).supergraphSdl, []);
+    expect(report.unacknowledged).toEqual([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.' }]);
+  });
+
+  it('lets an acknowledged one through, with its reason', () => {
+    const ack = [{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'the shop uses REST for this' }];
+    const report = breakingChanges(current(), composed(withoutMyOrders()).supergraphSdl, ack);
+    expect(report.unacknowledged).toEqual([]);
+    expect(report.acknowledged).toEqual([{ ...ack[0] }]);
+  });
+
+  it('finds none for an added optional argument, and reports nothing from federation-only parts', () => {
+    const added = edited('book', (sdl) => sdl.replace('book(id: ID!): Book', 'book(id: ID!, isbn: String): Book'));
+    const report = breakingChanges(current(), composed(added).supergraphSdl, []);
+    expect(report.unacknowledged).toEqual([]);
+    expect(apiSchemaOf(current()).getQueryType()?.getFields()._entities).toBeUndefined();
+  });
+});
+
+describe('the whole check against git history', () => {
+  it('compares with the previous committed supergraph, fails until the break is acknowledged, and flags staleness', async () => {
+    const dir = tempRoot();
+    try {
+      fs.mkdirSync(path.join(dir, 'schema'));
+      writeComposition(dir, composed(real()));
+      git(dir, 'init', '-q');
+      git(dir, 'add', '.');
+      git(dir, 'commit', '-q', '-m', 'first schema');
+
+      const first = await runSchemaChecks(dir, { subgraphs: real() });
+      expect(first.lines.join('\n')).toMatch(/nothing to compare with/);
+      expect(first.ok).toBe(true);
+
+      const stale = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
+      expect(stale.ok).toBe(false);
+      expect(stale.lines.join('\n')).toMatch(/FAIL committed supergraph is up to date\n {2}schema\/supergraph.graphql is stale/);
+
+      writeComposition(dir, composed(withoutMyOrders()));
+      const broken = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
+      expect(broken.ok).toBe(false);
+      expect(broken.lines.join('\n')).toMatch(/FAIL breaking changes against commit [0-9a-f]{12}\n {2}FIELD_REMOVED: Query.myOrders was removed./);
+
+      fs.writeFileSync(path.join(dir, ACKNOWLEDGED_FILE), JSON.stringify([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'unused by the admin UI' }]));
+      git(dir, 'add', '.');
+      git(dir, 'commit', '-q', '-m', 'drop myOrders');
+      // As on a fresh clone of main: the base is the version before the last change.
+      const acknowledged = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
+      expect(acknowledged.lines.join('\n')).toMatch(/acknowledged FIELD_REMOVED: Query.myOrders was removed. \(unused by the admin UI\)/);
+      expect(acknowledged.ok).toBe(true);
+
+      const againstFirst = await runSchemaChecks(dir, { subgraphs: withoutMyOrders(), baseRef: 'HEAD~1' });
+      expect(againstFirst.ok).toBe(true);
+      await expect(runSchemaChecks(dir, { subgraphs: withoutMyOrders(), baseRef: 'no-such-branch' })).rejects.toThrow(/SCHEMA_BASE_REF no-such-branch is not a commit/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails on a stale committed supergraph', () => {
+    const dir = tempRoot();
+    try {
+      fs.mkdirSync(path.join(dir, 'schema'));
+      writeComposition(dir, composed(real()));
+      fs.appendFileSync(path.join(dir, SUPERGRAPH_FILE), '\nscalar Leftover\n');
+      expect(stalenessProblems(dir, composed(real()))).toEqual([
+        'schema/supergraph.graphql is stale: it differs from what the subgraphs compose to',
+        'Run `npm run schema:compose` and commit the result.',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('admin UI operations', () => {
+  it('reports an operation that no longer validates or is over the gateway\'s limits, naming its file', () => {
+    const dir = tempRoot();
+    try {
+      const ops = path.join(dir, 'gateway', 'admin', 'operations', 'orders');
+      fs.mkdirSync(ops, { recursive: true });
+      fs.writeFileSync(path.join(ops, 'ok.graphql'), 'query RecentOrders($limit: Int) { orders(limit: $limit) { orderId totalAmount user { email } } }');
+      fs.writeFileSync(path.join(ops, 'stale.graphql'), 'query Stale { orders { orderId shippingAddress } }');
+      fs.writeFileSync(path.join(ops, 'huge.graphql'), `query Huge { ${Array.from({ length: 60 }, (_, i) => `o${i}: orders(limit: 200) { orderId }`).join(' ')} }`);
+      fs.writeFileSync(path.join(dir, 'gateway', 'admin', 'operations', 'broken.graphql'), 'query {');
+
+      const result = operationProblems(dir, apiSchemaOf(composed(real()).supergraphSdl));
+      expect(result.files).toBe(4);
+      expect(result.problems).toEqual([
+        expect.stringMatching(/^gateway\/admin\/operations\/broken\.graphql: Syntax Error/),
+        expect.stringMatching(/^gateway\/admin\/operations\/orders\/huge\.graphql: Huge: Query is too complex/),
+        'gateway/admin/operations/orders/stale.graphql: Cannot query field "shippingAddress" on type "Order".',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,232 @@
+/**
+ * `npm run schema:check`: a schema registry's checks without a registry. Fails when a subgraph no
+ * longer composes, when the committed supergraph (or a subgraph copy) is stale, when the gateway
+ * cannot load it, when the client-facing API schema breaks against the base version without an
+ * acknowledgement, or when an admin UI operation no longer validates.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApolloGateway } from '@apollo/gateway';
+import { Supergraph } from '@apollo/federation-internals';
+import { findBreakingChanges, findDangerousChanges, GraphQLError, Kind, parse, validate, type BreakingChange, type DangerousChange, type GraphQLSchema } from 'graphql';
+import { loadSchemaCheckConfig } from '../platform/config';
+import { limitViolation, measureOperation } from '../gateway/query-limits';
+import { composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
+
+export const ACKNOWLEDGED_FILE = 'schema/acknowledged-breaking-changes.json';
+export const OPERATIONS_DIR = 'gateway/admin/operations';
+
+export interface Acknowledgement {
+  type: string;
+  description: string;
+  reason: string;
+}
+
+const normalise = (text: string) => `${text.replace(/\r\n/g, '\n').trimEnd()}\n`;
+
+/** (b) The committed supergraph and subgraph copies, compared with a fresh composition. */
+export function stalenessProblems(root: string, composition: Extract<Composition, { ok: true }>): string[] {
+  const problems: string[] = [];
+  const read = (file: string) => (fs.existsSync(path.join(root, file)) ? fs.readFileSync(path.join(root, file), 'utf8') : undefined);
+  const committed = read(SUPERGRAPH_FILE);
+  if (committed === undefined) problems.push(`${SUPERGRAPH_FILE} is missing`);
+  else if (normalise(committed) !== normalise(composition.supergraphSdl)) problems.push(`${SUPERGRAPH_FILE} is stale: it differs from what the subgraphs compose to`);
+  for (const subgraph of composition.subgraphs) {
+    const copy = read(`${SUBGRAPH_COPIES_DIR}/${subgraph.name}.graphql`);
+    if (copy === undefined || normalise(copy) !== normalise(subgraph.sdl)) problems.push(`${SUBGRAPH_COPIES_DIR}/${subgraph.name}.graphql is stale or missing (copy of ${subgraph.file})`);
+  }
+  return problems.length > 0 ? [...problems, 'Run `npm run schema:compose` and commit the result.'] : [];
+}
+
+/** (c) Loads the supergraph into @apollo/gateway once: catches features only the Router supports. */
+export async function gatewayLoadProblems(supergraphSdl: string): Promise<string[]> {
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const gateway = new ApolloGateway({ supergraphSdl, logger: quiet });
+  try {
+    await gateway.load();
+    return [];
+  } catch (error) {
+    return [`@apollo/gateway cannot load the supergraph: ${error instanceof Error ? error.message : String(error)}`];
+  } finally {
+    await gateway.stop().catch(() => undefined);
+  }
+}
+
+/** What clients see: the supergraph without federation machinery or @inaccessible parts. */
+export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
+  return Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema();
+}
+
+export function readAcknowledged(root: string): Acknowledgement[] {
+  const file = path.join(root, ACKNOWLEDGED_FILE);
+  if (!fs.existsSync(file)) return [];
+  const entries: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const valid = (entry: unknown): entry is Acknowledgement => {
+    const e = entry as Partial<Acknowledgement> | null;
+    return typeof e?.type === 'string' && typeof e.description === 'string' && typeof e.reason === 'string' && e.reason.trim() !== '';
+  };
+  if (!Array.isArray(entries) || !entries.every(valid)) {
+    throw new Error(`${ACKNOWLEDGED_FILE} must be an array of { "type", "description", "reason" } with a non-empty reason`);
+  }
+  return entries;
+}
+
+export interface BreakingReport {
+  unacknowledged: BreakingChange[];
+  acknowledged: (BreakingChange & { reason: string })[];
+  dangerous: DangerousChange[];
+}
+
+/** (d) Breaking and dangerous changes of the API schema from `baseSdl` to `newSdl`. */
+export function breakingChanges(baseSdl: string, newSdl: string, acknowledgements: Acknowledgement[]): BreakingReport {
+  const before = apiSchemaOf(baseSdl);
+  const after = apiSchemaOf(newSdl);
+  const report: BreakingReport = { unacknowledged: [], acknowledged: [], dangerous: findDangerousChanges(before, after) };
+  for (const change of findBreakingChanges(before, after)) {
+    const ack = acknowledgements.find((a) => a.type === change.type && a.description === change.description);
+    if (ack) report.acknowledged.push({ ...change, reason: ack.reason });
+    else report.unacknowledged.push(change);
+  }
+  return report;
+}
+
+function git(root: string, args: string[]): string | undefined {
+  try {
+    return execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+  } catch {
+    return undefined;
+  }
+}
+
+export interface BaseSchema {
+  sdl: string | undefined;
+  /** Where the base came from, or why there is none. */
+  label: string;
+}
+
+/**
+ * The supergraph to diff against: the one at `baseRef` when given (e.g. origin/main in a pull
+ * request), else the newest committed version that differs from the working tree's, which is HEAD's
+ * for an uncommitted change and the previous version on a fresh clone of main. None on the first version.
+ */
+export function baseSupergraph(root: string, baseRef: string | undefined): BaseSchema {
+  if (baseRef) {
+    if (git(root, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`]) === undefined) throw new Error(`SCHEMA_BASE_REF ${baseRef} is not a commit in this repository`);
+    const sdl = git(root, ['show', `${baseRef}:${SUPERGRAPH_FILE}`]);
+    return sdl === undefined ? { sdl: undefined, label: `${baseRef} has no ${SUPERGRAPH_FILE}` } : { sdl, label: baseRef };
+  }
+  const log = git(root, ['log', '--format=%H', '--', SUPERGRAPH_FILE]);
+  if (log === undefined) return { sdl: undefined, label: 'no git history here' };
+  const current = fs.existsSync(path.join(root, SUPERGRAPH_FILE)) ? normalise(fs.readFileSync(path.join(root, SUPERGRAPH_FILE), 'utf8')) : '';
+  for (const commit of log.split('\n').filter(Boolean)) {
+    const sdl = git(root, ['show', `${commit}:${SUPERGRAPH_FILE}`]);
+    if (sdl !== undefined && normalise(sdl) !== current) return { sdl, label: `commit ${commit.slice(0, 12)}` };
+  }
+  return { sdl: undefined, label: `no earlier version of ${SUPERGRAPH_FILE} in the history` };
+}
+
+function graphqlFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return graphqlFiles(full);
+    return entry.isFile() && entry.name.endsWith('.graphql') ? [full] : [];
+  });
+}
+
+/** (e) Every stored admin UI operation parses, validates against the API schema and is within the gateway's limits. */
+export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR): { files: number; problems: string[] } {
+  const files = graphqlFiles(path.join(root, dir)).sort();
+  const problems: string[] = [];
+  for (const file of files) {
+    const name = path.relative(root, file);
+    let document;
+    try {
+      document = parse(fs.readFileSync(file, 'utf8'));
+    } catch (error) {
+      problems.push(`${name}: ${error instanceof GraphQLError ? error.message : String(error)}`);
+      continue;
+    }
+    const errors = validate(apiSchema, document);
+    problems.push(...errors.map((error) => `${name}: ${error.message}`));
+    if (errors.length > 0) continue;
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      const violation = limitViolation(measureOperation(document, { schema: apiSchema, operationName: definition.name?.value }));
+      if (violation) problems.push(`${name}: ${definition.name?.value ?? 'anonymous operation'}: ${violation.message}`);
+    }
+  }
+  return { files: files.length, problems };
+}
+
+export interface CheckResult {
+  ok: boolean;
+  /** Human-readable lines; failures start with "FAIL". */
+  lines: string[];
+}
+
+export async function runSchemaChecks(root: string, options: { baseRef?: string; subgraphs?: SubgraphSdl[] } = {}): Promise<CheckResult> {
+  const lines: string[] = [];
+  let ok = true;
+  const fail = (title: string, problems: string[]) => {
+    ok = false;
+    lines.push(`FAIL ${title}`, ...problems.map((problem) => `  ${problem}`));
+  };
+
+  const composition = composeSubgraphs(options.subgraphs ?? readSubgraphs(root));
+  if (!composition.ok) {
+    fail('composition', composition.errors);
+    return { ok, lines };
+  }
+  lines.push(`ok   composition (${composition.subgraphs.map((s) => s.name).join(', ')})`, ...composition.hints.map((hint) => `  hint ${hint}`));
+
+  const stale = stalenessProblems(root, composition);
+  if (stale.length > 0) fail('committed supergraph is up to date', stale);
+  else lines.push(`ok   ${SUPERGRAPH_FILE} is up to date`);
+
+  const load = await gatewayLoadProblems(composition.supergraphSdl);
+  if (load.length > 0) fail('gateway loads the supergraph', load);
+  else lines.push('ok   @apollo/gateway loads the supergraph');
+
+  const base = baseSupergraph(root, options.baseRef);
+  if (base.sdl === undefined) {
+    lines.push(`ok   breaking changes: nothing to compare with (${base.label})`);
+  } else {
+    const report = breakingChanges(base.sdl, composition.supergraphSdl, readAcknowledged(root));
+    const describe = (change: { type: string; description: string }) => `${change.type}: ${change.description}`;
+    if (report.unacknowledged.length > 0) {
+      fail(`breaking changes against ${base.label}`, [
+        ...report.unacknowledged.map(describe),
+        `Acknowledge each in ${ACKNOWLEDGED_FILE} as { "type", "description", "reason" } if clients are ready for it.`,
+      ]);
+    } else {
+      lines.push(`ok   no unacknowledged breaking change against ${base.label}`);
+    }
+    lines.push(...report.acknowledged.map((change) => `  acknowledged ${describe(change)} (${change.reason})`));
+    lines.push(...report.dangerous.map((change) => `  dangerous ${describe(change)}`));
+  }
+
+  const operations = operationProblems(root, apiSchemaOf(composition.supergraphSdl));
+  if (operations.problems.length > 0) fail(`admin UI operations validate (${OPERATIONS_DIR})`, operations.problems);
+  else lines.push(`ok   ${operations.files} admin UI operation file(s) validate`);
+
+  return { ok, lines };
+}
+
+async function main(): Promise<void> {
+  const { baseRef } = loadSchemaCheckConfig();
+  const result = await runSchemaChecks(projectRoot(), { baseRef });
+  process.stdout.write(`${result.lines.join('\n')}\n`);
+  if (!result.ok) {
+    process.stderr.write('schema check failed\n');
+    process.exit(1);
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`schema check failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * Run by `npm run build` after tsc: copies the .graphql files the compiled code reads at run time
+ * (each subgraph's schema.graphql, the committed supergraph) beside their JS in dist/, so an image
+ * holding only dist/ still serves GraphQL.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '..', '..');
+const dist = path.join(root, 'dist');
+
+const files = [
+  ...fs
+    .readdirSync(path.join(root, 'subgraphs'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => path.join('subgraphs', entry.name, 'schema.graphql')),
+  path.join('schema', 'supergraph.graphql'),
+].filter((file) => fs.existsSync(path.join(root, file)));
+
+for (const file of files) {
+  fs.mkdirSync(path.dirname(path.join(dist, file)), { recursive: true });
+  fs.copyFileSync(path.join(root, file), path.join(dist, file));
+}

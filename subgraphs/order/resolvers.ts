@@ -1,0 +1,67 @@
+/** GraphQL resolvers of the order subgraph, as thin as routes.ts: parse, authorize, call the service. */
+import type DataLoader from 'dataloader';
+import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import type { Principal } from '../../rest-compat/auth';
+import { parseLimitOffset, parseUuid } from '../../rest-compat/validation';
+import type { OrderStatus } from './entities';
+import type { OrderItemResponse, OrderResponse, OrderService } from './service';
+
+export interface OrderLoaders {
+  /** Orders the caller may read, by orderId (references from other subgraphs). */
+  orders: DataLoader<string, OrderResponse>;
+  /** Each user's orders, by userId (`User.orders`). */
+  ordersOfUser: DataLoader<string, OrderResponse[]>;
+}
+
+type Ctx = SubgraphContext<OrderLoaders>;
+
+export function orderLoaders(service: OrderService): (principal: Principal | null) => OrderLoaders {
+  return (principal) => ({
+    orders: batchLoader(principal, (caller, ids) => service.ordersFor(caller, ids)),
+    ordersOfUser: batchLoader(principal, (caller, userIds) => service.ordersOfUsers(caller, userIds)),
+  });
+}
+
+/** GraphQL arguments as the REST query string would carry them, so both get the same 400 rules. */
+const asQueryString = (value: number | null | undefined) => (value === null || value === undefined ? undefined : String(value));
+
+export function orderResolvers(service: OrderService): SubgraphResolvers<OrderLoaders> {
+  return {
+    Money: MoneyScalar,
+    Query: {
+      orders: (_: unknown, args: { status?: OrderStatus | null; limit?: number | null; offset?: number | null }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        const page = parseLimitOffset({ limit: asQueryString(args.limit), offset: asQueryString(args.offset) }, { limit: 50, maxLimit: 200 });
+        return service.listAll(principal, { ...page, status: args.status ?? undefined });
+      },
+      order: (_: unknown, args: { orderId: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        return service.getOrder(principal, parseUuid(args.orderId, 'orderId'));
+      },
+      myOrders: (_: unknown, __: unknown, ctx: Ctx) => service.listMine(requireAuth(ctx)),
+    },
+    Mutation: {
+      updateOrderStatus: (_: unknown, args: { orderId: string; status: OrderStatus }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        return service.updateStatus(principal, parseUuid(args.orderId, 'orderId'), args.status);
+      },
+    },
+    Order: {
+      __resolveReference: (reference: { orderId: string }, ctx: Ctx) => {
+        requireAuth(ctx);
+        return ctx.loaders.orders.load(reference.orderId);
+      },
+      payment: (order: OrderResponse) => ({ paymentId: order.paymentId }),
+      user: (order: OrderResponse) => ({ userId: order.userId }),
+    },
+    OrderItem: {
+      book: (item: OrderItemResponse) => ({ id: item.bookId }),
+    },
+    User: {
+      orders: (user: { userId: string }, _: unknown, ctx: Ctx) => {
+        requireAuth(ctx);
+        return ctx.loaders.ordersOfUser.load(user.userId);
+      },
+    },
+  };
+}

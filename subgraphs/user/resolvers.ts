@@ -1,0 +1,59 @@
+/** GraphQL resolvers of the user subgraph, as thin as routes.ts: parse, authorize, call the service. */
+import type DataLoader from 'dataloader';
+import { batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import type { Principal } from '../../rest-compat/auth';
+import { parseUuid, requireQueryString, validateBody } from '../../rest-compat/validation';
+import { UserRequestDto, type UserResponseDto } from './dto';
+import type { UserService } from './service';
+
+export interface UserLoaders {
+  /** Profiles the caller may read (its own, or any for an ADMIN). */
+  profiles: DataLoader<string, UserResponseDto>;
+}
+
+type Ctx = SubgraphContext<UserLoaders>;
+
+/** GraphQL's null for an optional input field means "not sent", as an absent JSON field does in REST. */
+function withoutNulls(input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null));
+}
+
+export function userLoaders(service: UserService): (principal: Principal | null) => UserLoaders {
+  return (principal) => ({ profiles: batchLoader(principal, (caller, ids) => service.profilesFor(caller, ids)) });
+}
+
+export function userResolvers(service: UserService): SubgraphResolvers<UserLoaders> {
+  return {
+    Query: {
+      me: (_: unknown, __: unknown, ctx: Ctx) => service.getUser(requireAuth(ctx).userId),
+      user: (_: unknown, args: { userId: string }, ctx: Ctx) => {
+        requireAuth(ctx);
+        return ctx.loaders.profiles.load(parseUuid(args.userId, 'userId'));
+      },
+      users: (_: unknown, __: unknown, ctx: Ctx) => service.listUsers(requireAuth(ctx)),
+      searchUsers: (_: unknown, args: { keyword: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        return service.searchUsers(principal, requireQueryString(args.keyword, 'keyword'));
+      },
+    },
+    Mutation: {
+      updateUser: async (_: unknown, args: { userId: string; input: Record<string, unknown> }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        const id = parseUuid(args.userId, 'userId');
+        return service.updateUser(principal, id, await validateBody(UserRequestDto, withoutNulls(args.input)));
+      },
+      deleteUser: async (_: unknown, args: { userId: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        const id = parseUuid(args.userId, 'userId');
+        await service.deleteUser(principal, id);
+        return id;
+      },
+    },
+    User: {
+      __resolveReference: (reference: { userId: string }, ctx: Ctx) => {
+        requireAuth(ctx);
+        return ctx.loaders.profiles.load(reference.userId);
+      },
+    },
+  };
+}
