@@ -5,7 +5,7 @@
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-const bigint = { type: 'bigint' as const, transformer: { to: (v: number) => v, from: (v: string | number) => Number(v) } };
+const bigint = { type: 'bigint' as const, transformer: { to: (v: number | null) => v, from: (v: string | number | null) => (v === null ? null : Number(v)) } };
 
 @Entity({ name: 'analytics_payment_facts' })
 export class PaymentFact {

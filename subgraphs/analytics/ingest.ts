@@ -61,10 +61,16 @@ function fromEntity(entity: PaymentFact): Fact {
 /** Loads the facts `events` touch, applies the events in order, and writes facts and aggregate changes. */
 export async function ingest(manager: EntityManager, kind: DatabaseKind, events: FactEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const ids = [...new Set(events.map((event) => event.paymentId))];
+  const ids = [...new Set(events.map((event) => event.paymentId))].sort();
   const facts = new Map<string, Fact>();
+  // Batches of other partitions (or other instances) may touch the same payments at the same time:
+  // make sure each fact row exists, then lock the rows in key order before reading them, so two
+  // batches never both fold an event into the same old fact.
+  const insertIgnore = kind === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
   for (const part of chunks(ids)) {
-    for (const entity of await manager.find(PaymentFact, { where: { paymentId: In(part) } })) facts.set(entity.paymentId, fromEntity(entity));
+    await manager.query(`${insertIgnore} analytics_payment_facts (payment_id) VALUES ${part.map(() => '(?)').join(', ')}`, part);
+    const rows = await manager.find(PaymentFact, { where: { paymentId: In(part) }, ...(kind === 'mysql' ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    for (const entity of rows) facts.set(entity.paymentId, fromEntity(entity));
   }
 
   const deltas = new Deltas();
