@@ -47,6 +47,8 @@ export interface Config {
     privateKeyFile: string;
   };
   bootstrapAdmin: { email: string; password: string } | undefined;
+  /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
+  seedDemoCatalogue: boolean;
   /**
    * `APOLLO_TELEMETRY_DISABLED` (default true; "0" or "false" opts in): @apollo/gateway >= 2.14
    * sends usage metrics to Apollo unless it is off. The library reads process.env itself when the
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       privateKeyFile: path.resolve(read('JWT_PRIVATE_KEY_FILE') ?? path.join(dataDir, 'keys', 'jwt-private.pem')),
     },
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
+    seedDemoCatalogue: (read('SEED_DEMO_CATALOGUE') ?? (options.embedded ? 'true' : 'false')) === 'true',
     apolloTelemetryDisabled,
     stripe: {
       secretKey: stripeKey ?? (useSimulator ? 'sk_test_bookstore_simulator' : undefined),

@@ -6,13 +6,18 @@
  */
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createGateway, type GatewayRuntime, type GraphqlHalf } from '../gateway';
+import { ADMIN_DIST_DIR } from '../gateway/admin-static';
 import { graphqlHalf } from '../gateway/graphql';
 import type { ServiceName } from '../platform/config';
 import { processDeps, stopOnSignals } from '../platform/run';
 import type { BookstoreService } from '../platform/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
 import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
+
+const adminBuilt = () => fs.existsSync(path.join(ADMIN_DIST_DIR, 'index.html'));
 
 interface EmbeddedOptions {
   /** The gateway's federated GraphQL half (gateway/graphql.ts); without it the gateway serves REST only. */
@@ -46,7 +51,7 @@ async function main(options: EmbeddedOptions = {}): Promise<void> {
       await simulator.start(config.stripe.simulatorPort, '127.0.0.1');
     }
     for (const build of Object.values(SERVICE_FACTORIES)) {
-      const service = await build({ ...deps, seedDemoCatalogue: true });
+      const service = await build(deps);
       await service.start(config.ports[service.name as keyof typeof config.ports], config.bindHost);
       started.push(service);
     }
@@ -73,7 +78,7 @@ async function main(options: EmbeddedOptions = {}): Promise<void> {
     ...started.map((service) => `  ${`${service.name}:`.padEnd(11)} http://${host}:${config.ports[service.name as keyof typeof config.ports]}`),
     `  gateway:    http://${host}:${config.ports.gateway}`,
     simulator ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)` : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
-    config.bootstrapAdmin ? `  admin:      ${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : '  admin:      (none configured)',
+    `  admin:      http://${host}:${config.ports.gateway}/admin (${config.bootstrapAdmin ? `${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : 'no admin account configured'})${adminBuilt() ? '' : ' not built: run npm run build'}`,
     'Press Ctrl-C to stop.',
     '',
   ];

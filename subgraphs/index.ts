@@ -12,10 +12,7 @@ import { createOrderService } from './order';
 import { createPaymentService } from './payment';
 import { createUserService } from './user';
 
-/** What a factory may be given; each takes the part it needs. */
-export type ServiceDeps = ProcessDeps & { seedDemoCatalogue?: boolean };
-
-export type ServiceFactory = (deps: ServiceDeps) => Promise<BookstoreService>;
+export type ServiceFactory = (deps: ProcessDeps) => Promise<BookstoreService>;
 
 export const SERVICE_FACTORIES: Partial<Record<ServiceName, ServiceFactory>> = {
   user: createUserService,

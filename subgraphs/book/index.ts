@@ -17,7 +17,7 @@ export interface BookServiceDeps {
   logger: Logger;
   /** Defaults to the auth service's JWKS at `config.urls.auth`. */
   verifier?: TokenVerifier;
-  /** Fill an empty catalogue with the demo books (the embedded default); off unless asked for. */
+  /** Fill an empty catalogue with the demo books; `config.seedDemoCatalogue` unless given. */
   seedDemoCatalogue?: boolean;
 }
 
@@ -33,7 +33,7 @@ export async function createBookService(deps: BookServiceDeps): Promise<BookServ
     migrations: [CreateBooks1732000000300],
   });
   const books = new BookService(db);
-  if (deps.seedDemoCatalogue) {
+  if (deps.seedDemoCatalogue ?? config.seedDemoCatalogue) {
     try {
       const inserted = await seedDemoCatalogue(books);
       if (inserted > 0) logger.info({ inserted }, 'demo catalogue seeded');
