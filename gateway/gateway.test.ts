@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ConfigError, loadConfig, type Config } from '../platform/config';
 import { rawRequest, startGateway, type RunningGateway } from '../test/gateway';
-import { expectEnvelope, startStack, type Stack } from '../test/harness';
+import { expectEnvelope, notUnderContract, startStack, type Stack } from '../test/harness';
 import { canonicalPath, upstreamFor } from './proxy';
 
 const SHOP = 'https://shop.example';
@@ -113,15 +113,15 @@ describe('what the gateway forwards', () => {
   });
 
   it('keeps a valid incoming X-Request-Id and replaces a malformed one', async () => {
-    const kept = await request(recorded.url).get('/analytics/dashboard').set('X-Request-Id', 'order-42.retry:1');
+    const kept = await notUnderContract(request(recorded.url).get('/analytics/dashboard'), 'the recording stub answers').set('X-Request-Id', 'order-42.retry:1');
     expect(kept.headers['x-request-id']).toBe('order-42.retry:1');
-    const replaced = await request(recorded.url).get('/analytics/dashboard').set('X-Request-Id', 'no spaces <allowed>');
+    const replaced = await notUnderContract(request(recorded.url).get('/analytics/dashboard'), 'the recording stub answers').set('X-Request-Id', 'no spaces <allowed>');
     expect(replaced.headers['x-request-id']).toMatch(UUID);
     expect(recorder.received.splice(0).map((r) => r.headers['x-request-id'])).toEqual(['order-42.retry:1', replaced.headers['x-request-id']]);
   });
 
   it("appends the client's address to an incoming X-Forwarded-For", async () => {
-    await request(recorded.url).get('/analytics/books').set('X-Forwarded-For', '198.51.100.4');
+    await notUnderContract(request(recorded.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4');
     expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4,\s*(::ffff:)?127\.0\.0\.1$/);
   });
 });

@@ -10,12 +10,12 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { requestId } from '../rest-compat/app';
 import type { GraphqlHalf } from './index';
-import { DEFAULT_QUERY_LIMITS, limitViolation, measureOperation, type QueryLimits } from './query-limits';
+import { DEFAULT_QUERY_LIMITS, MAX_QUERY_TOKENS, limitViolation, measureOperation, type QueryLimits } from './query-limits';
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
@@ -58,12 +58,23 @@ class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
 const SAFE_EXTENSIONS = ['code', 'reason', 'validationErrors'];
 
 /**
+ * A request error Apollo raises without a code but with a 4xx status (e.g. "provided sha does not
+ * match query" for an automatic persisted query): the client's fault, so BAD_REQUEST, not internal.
+ */
+function uncodedClientError(error: unknown): boolean {
+  if (!(error instanceof GraphQLError) || error.extensions.code !== undefined) return false;
+  const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+/**
  * What reaches the client: message, locations, path and a whitelist of extensions. A subgraph's raw
  * HTTP error body (`extensions.response`) and any internal message are dropped.
  */
-export function formatGatewayError(formatted: GraphQLFormattedError): GraphQLFormattedError {
+export function formatGatewayError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
   const source = formatted.extensions ?? {};
-  const extensions: Record<string, unknown> = { code: source.code ?? 'INTERNAL_SERVER_ERROR' };
+  const code = uncodedClientError(error) ? 'BAD_REQUEST' : source.code;
+  const extensions: Record<string, unknown> = { code: code ?? 'INTERNAL_SERVER_ERROR' };
   for (const key of SAFE_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
   const internal = extensions.code === 'INTERNAL_SERVER_ERROR';
   return { message: internal ? INTERNAL_ERROR_MESSAGE : formatted.message, locations: formatted.locations, path: formatted.path, extensions };
@@ -77,10 +88,35 @@ function internalErrorLog(logger: Logger): ApolloServerPlugin<GatewayContext> {
         async didEncounterErrors({ contextValue, errors }) {
           for (const error of errors) {
             const code = error.extensions?.code;
-            if (code !== undefined && code !== 'INTERNAL_SERVER_ERROR') continue;
+            if ((code !== undefined && code !== 'INTERNAL_SERVER_ERROR') || uncodedClientError(error)) continue;
             if (error.message === INTERNAL_ERROR_MESSAGE) continue; // a subgraph's, already logged there
             logger.error({ message: error.message, path: error.path, serviceName: error.extensions?.serviceName, requestId: contextValue.requestId }, 'graphql gateway error');
           }
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Requests that pass GraphQL validation but give the gateway nothing it can run, which Apollo
+ * Server would answer with a 500: an operationName that names no operation of the document (even
+ * ""), no name for a document of several, and an operation type the supergraph lacks
+ * (`subscription`, which graphql-js 16 does not validate). They are the client's mistake: 400.
+ */
+function runnableOperation(): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, request, schema }) {
+          let problem: string | undefined;
+          if (!operation) {
+            const name = request.operationName;
+            problem = typeof name === 'string' ? `Unknown operation named "${name}".` : 'Must provide an operation, and its name if the document contains several.';
+          } else if (!schema.getRootType(operation.operation)) {
+            problem = `The schema has no ${operation.operation} operations.`;
+          }
+          if (problem) throw new GraphQLError(problem, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
         },
       };
     },
@@ -132,12 +168,13 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
       });
       server = new ApolloServer<GatewayContext>({
         gateway,
-        plugins: [ApolloServerPluginLandingPageDisabled(), limitsPlugin(limits), internalErrorLog(logger)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), runnableOperation(), limitsPlugin(limits), internalErrorLog(logger)],
         logger,
         introspection: true,
         csrfPrevention: true,
         includeStacktraceInErrorResponses: false,
         stopOnTerminationSignals: false,
+        parseOptions: { maxTokens: MAX_QUERY_TOKENS },
         formatError: formatGatewayError,
       });
       await server.start();

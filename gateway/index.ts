@@ -1,7 +1,8 @@
 /**
  * The gateway (CONTRACT §9, port 8080): request ids, CORS, its own actuator, the REST path-proxy,
- * the federated GraphQL half when one is plugged in, then the 404 and error envelopes. No business
- * rule lives here (STYLE 13), and no body is parsed before the proxy.
+ * the federated GraphQL half when one is plugged in, the admin UI's static files at /admin, the REST
+ * contract at /openapi.json and /docs, then the 404 and error envelopes. No business rule lives here
+ * (STYLE 13), and no body is parsed before the proxy.
  */
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
@@ -9,7 +10,10 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { SERVICE_NAMES, type Config, type ServiceName } from '../platform/config';
 import { listen, type Listening } from '../platform/http';
 import type { Logger } from '../platform/logger';
-import { errorHandler, notFoundHandler, requestId } from '../rest-compat/app';
+import { errorHandler, methodNotAllowed, notFoundHandler, requestId } from '../rest-compat/app';
+import { loadOpenApiDocument } from '../rest-compat/openapi';
+import { adminStatic } from './admin-static';
+import { apiDocs } from './docs';
 import { createRestProxy } from './proxy';
 
 /** Drains what the GraphQL half started (the Apollo server and gateway); `stop()` awaits it. */
@@ -32,6 +36,8 @@ export interface GatewayDeps {
   healthChecks?: readonly ServiceName[];
   /** Connect-and-answer deadline for proxied requests; default 30 s. */
   upstreamTimeoutMs?: number;
+  /** The built admin UI served at /admin; default dist/admin (ADMIN_DIST_DIR). */
+  adminDir?: string;
 }
 
 export interface GatewayRuntime {
@@ -87,26 +93,39 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
   registry.setDefaultLabels({ service: 'gateway' });
   collectDefaultMetrics({ register: registry });
   const proxy = createRestProxy({ config, logger, registry, timeoutMs: deps.upstreamTimeoutMs });
+  const openApiDocument = loadOpenApiDocument();
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId, ...corsFor(config.corsOrigins));
 
-  app.get('/actuator/health', async (req, res) => {
-    const components = Object.fromEntries(await Promise.all(healthChecks.map(async (name) => [name, await upstreamHealth(config.urls[name], req.requestId)] as const)));
-    const up = Object.values(components).every((component) => component.status === 'UP');
-    res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
-  });
-  app.get('/actuator/info', (_req, res) => {
-    res.json({ app: { name: 'gateway', description: 'REST path-proxy and federated GraphQL entry point' }, node: process.version });
-  });
-  app.get('/actuator/prometheus', async (_req, res) => {
-    res.type(registry.contentType).send(await registry.metrics());
-  });
+  app
+    .route('/actuator/health')
+    .get(async (req, res) => {
+      const components = Object.fromEntries(await Promise.all(healthChecks.map(async (name) => [name, await upstreamHealth(config.urls[name], req.requestId)] as const)));
+      const up = Object.values(components).every((component) => component.status === 'UP');
+      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
+    })
+    .all(methodNotAllowed);
+  app
+    .route('/actuator/info')
+    .get((_req, res) => {
+      res.json({ app: { name: 'gateway', description: 'REST path-proxy and federated GraphQL entry point' }, node: process.version });
+    })
+    .all(methodNotAllowed);
+  app
+    .route('/actuator/prometheus')
+    .get(async (_req, res) => {
+      res.type(registry.contentType).send(await registry.metrics());
+    })
+    .all(methodNotAllowed);
 
   app.use(proxy.handler);
   const stopGraphql = (await deps.mountGraphql?.(app)) ?? undefined;
+  app.use(adminStatic(deps.adminDir));
+  // The REST contract, parsed once here: /openapi.json and the Swagger UI reference at /docs.
+  app.use(apiDocs(openApiDocument));
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
 

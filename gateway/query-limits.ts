@@ -31,6 +31,14 @@ export interface QueryLimits {
 
 export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 10, maxCost: 10_000, assumedListSize: 10 };
 
+/**
+ * Tokens the parser reads before it gives up with a syntax error. Depth and cost are measured on a
+ * parsed document, so this bounds the parse itself: a few thousand nested braces exhaust the
+ * parser's stack ("Maximum call stack size exceeded") before any limit applies. 2,000 tokens nest
+ * at most ~670 deep, well within the stack, and are ten times the introspection query.
+ */
+export const MAX_QUERY_TOKENS = 2_000;
+
 export const QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX';
 
 const SIZE_ARGUMENTS = ['limit', 'first'];

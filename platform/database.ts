@@ -41,10 +41,25 @@ export class Database {
    * transactions are queued here; otherwise two concurrent ones would nest as savepoints.
    */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (this.kind === 'mysql') return this.dataSource.transaction(work);
+    if (this.kind === 'mysql') return this.mysqlTransaction(work);
     const run = this.sqliteQueue.then(() => this.dataSource.transaction(work));
     this.sqliteQueue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * InnoDB may pick a transaction as a deadlock victim (two logins of one device, two batches on one
+   * day row); it was rolled back whole, so running it again is safe. A few tries, then the error.
+   */
+  private async mysqlTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.dataSource.transaction(work);
+      } catch (error) {
+        if (attempt >= DEADLOCK_RETRIES || !isDeadlock(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+      }
+    }
   }
 
   async ping(): Promise<void> {
@@ -65,6 +80,50 @@ export function isUniqueViolation(error: unknown): boolean {
     driverError?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
     driverError?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
   );
+}
+
+/**
+ * Codes with which mysql2 (or the socket under it) says the server cannot be reached or dropped the
+ * connection; MariaDB answers ER_SERVER_SHUTDOWN and ER_CONNECTION_KILLED to the sessions it ends
+ * when it stops.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_CON_COUNT_ERROR',
+]);
+
+/**
+ * True when `error` (as thrown by the driver, or wrapped in TypeORM's QueryFailedError) says the
+ * database is unreachable for now rather than that the query was wrong: a passing outage, which
+ * callers answer 503 so clients retry. mysql2 marks every error that broke its connection `fatal`.
+ */
+const DEADLOCK_RETRIES = 4;
+
+/** InnoDB's deadlock and lock-wait-timeout errors: the transaction was rolled back and may be retried. */
+export function isDeadlock(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const driverError = error.driverError as { code?: string; errno?: number } | undefined;
+  return driverError?.errno === 1213 || driverError?.errno === 1205 || driverError?.code === 'ER_LOCK_DEADLOCK' || driverError?.code === 'ER_LOCK_WAIT_TIMEOUT';
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const driverError = error instanceof QueryFailedError ? (error.driverError as unknown) : undefined;
+  return [error, driverError].some((candidate) => {
+    if (candidate === null || typeof candidate !== 'object') return false;
+    const { code, fatal } = candidate as { code?: unknown; fatal?: unknown };
+    return (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || fatal === true;
+  });
 }
 
 /**

@@ -2,10 +2,12 @@
  * HTTP plumbing shared by services: listening with a graceful stop, and calls to another service
  * that turn "down or too slow" into the contract's 503.
  */
-import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import http, { STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
-import { serviceUnavailable } from '../rest-compat/errors';
+import { errorEnvelope, serviceUnavailable } from '../rest-compat/errors';
 
 export interface Listening {
   server: http.Server;
@@ -15,8 +17,11 @@ export interface Listening {
 
 export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = http.createServer(app);
+    const server = http.createServer();
+    server.on('request', trackInFlight(server));
+    server.on('request', app);
     server.keepAliveTimeout = 65_000;
+  // MUTANT M7 
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
@@ -25,12 +30,38 @@ export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Li
   });
 }
 
-/** Stops accepting, lets in-flight requests finish (up to `graceMs`), then drops what is left. */
+const inFlight = new WeakMap<http.Server, Set<http.ServerResponse>>();
+
+/**
+ * Keeps the responses under way, so a closing server can tell their keep-alive connections to
+ * close once answered; a request arriving on such a connection while the server closes gets the
+ * same word. Put before the app's own listener.
+ */
+function trackInFlight(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const responses = new Set<http.ServerResponse>();
+  inFlight.set(server, responses);
+  return (_req, res) => {
+    responses.add(res);
+    res.once('close', () => responses.delete(res));
+    if (!server.listening) res.setHeader('Connection', 'close');
+  };
+}
+
+/**
+ * Stops accepting (new connections are refused), lets in-flight requests finish (up to `graceMs`),
+ * then drops what is left. A kept-alive connection closes as soon as its request is answered,
+ * rather than idling until the client or the grace period ends it.
+ */
 export function closeServer(server: http.Server, graceMs = 10_000): Promise<void> {
   return new Promise((resolve) => {
+    for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.setHeader('Connection', 'close');
+    // Responses that had already started (or servers not made by listen) leave idle connections behind.
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    sweep.unref();
     force.unref();
     server.close(() => {
+      clearInterval(sweep);
       clearTimeout(force);
       resolve();
     });
@@ -51,4 +82,33 @@ export async function callService(url: string, init: RequestInit, options: CallO
   } catch {
     throw serviceUnavailable(`The ${options.service} service is unavailable`, `${options.service.toUpperCase()}_UNAVAILABLE`);
   }
+}
+
+/** The path of the request line Node could not parse, if it got that far; the envelope needs one. */
+function requestPath(rawPacket: unknown): string {
+  const head = Buffer.isBuffer(rawPacket) ? rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 2048)) : '';
+  return /^[A-Z]+ (\/[!-~]*?)(?:[?#][!-~]*)? HTTP\//.exec(head)?.[1] ?? '/';
+}
+
+/**
+ * Requests Node's parser refuses (a header block over the size limit, bad characters in the target
+ * or a header) never reach Express, and Node would answer them with an empty body: they get the
+ * contract's envelope like every other error.
+ */
+function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message = status === 431 ? 'Request header fields too large' : status === 408 ? 'Request timeout' : 'Malformed HTTP request';
+  const body = JSON.stringify(errorEnvelope(status, message, requestPath(error.rawPacket)));
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${randomUUID()}`,
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }

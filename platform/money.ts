@@ -6,6 +6,8 @@
 import type { ValueTransformer } from 'typeorm';
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
+/** The largest amount whose cents are a safe integer. */
+const MAX_SAFE_AMOUNT = Math.floor(Number.MAX_SAFE_INTEGER / 100);
 
 /** Cents from a decimal number or string with at most two decimals; throws on anything else. */
 export function toCents(value: number | string): number {
@@ -29,9 +31,10 @@ export function centsText(cents: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** Cents of a JSON number with at most two decimals (19.99 → 1999), or undefined for anything else. */
+/** Cents of a JSON number with at most two decimals (19.99 → 1999), or undefined for anything else, too large ones included. */
 export function centsOfJsonNumber(value: unknown): number | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value) || !DECIMAL.test(numberText(value))) return undefined;
+  if (Math.abs(value) > MAX_SAFE_AMOUNT) return undefined;
   return toCents(value);
 }
 

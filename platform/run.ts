@@ -31,13 +31,26 @@ export function processDeps(options: LoadOptions = {}): ProcessDeps {
   return { config, logger, bus };
 }
 
-/** Runs `stop` once on the first SIGINT or SIGTERM, then exits; a second signal exits at once. */
-export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
+/**
+ * Longest a graceful stop may take before the process exits anyway: HTTP drain (10 s), consumers,
+ * outbox flush (5 s), with room, and under the 30 s orchestrators usually wait before SIGKILL.
+ */
+export const STOP_BOUND_MS = 25_000;
+
+/**
+ * Runs `stop` once on the first SIGINT or SIGTERM, then exits 0 (1 if it failed or took longer
+ * than `boundMs`); a second signal exits at once.
+ */
+export function stopOnSignals(logger: Logger, stop: () => Promise<void>, boundMs = STOP_BOUND_MS): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
     logger.info({ signal }, 'stopping');
+    setTimeout(() => {
+      logger.error({ boundMs }, 'stop took too long; exiting');
+      process.exit(1);
+    }, boundMs).unref();
     stop().then(
       () => process.exit(0),
       (error) => {

@@ -33,6 +33,8 @@ export interface RuntimeParts {
   beforeStop?: () => Promise<void>;
 }
 
+export const OUTBOX_FLUSH_ON_STOP_MS = 5000;
+
 export function serviceRuntime(parts: RuntimeParts): BookstoreService {
   let listening: Listening | undefined;
   let subscriptions: Subscription[] = [];
@@ -48,11 +50,16 @@ export function serviceRuntime(parts: RuntimeParts): BookstoreService {
       parts.logger.info({ port: listening.port }, `${parts.name} service listening`);
       return listening.port;
     },
+    /**
+     * Graceful: new connections are refused while in-flight requests finish (up to 10 s); the
+     * consumers stop after the message in hand, committing the offsets of what they applied; what
+     * the outbox still holds is published (up to 5 s, if the bus takes it); then the database closes.
+     */
     async stop() {
       await listening?.close();
       await Promise.all(subscriptions.map((s) => s.stop()));
       await parts.beforeStop?.();
-      await parts.relay?.stop();
+      await parts.relay?.stop({ flushMs: OUTBOX_FLUSH_ON_STOP_MS });
       await parts.db.close();
       parts.logger.info(`${parts.name} service stopped`);
     },

@@ -14,6 +14,7 @@ import DataLoader from 'dataloader';
 import type { RequestHandler } from 'express';
 import { GraphQLError, GraphQLScalarType, Kind, parse, type GraphQLFormattedError } from 'graphql';
 import { assertRole, bearerToken, type Principal, type TokenVerifier } from '../rest-compat/auth';
+import { databaseOutage } from '../rest-compat/app';
 import { AppError, unauthenticated } from '../rest-compat/errors';
 import type { Logger } from './logger';
 import { centsText, toCents } from './money';
@@ -54,6 +55,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred';
@@ -68,7 +70,9 @@ function clientSafe(original: unknown): boolean {
  * status (its own stable code as `reason`); anything else unknown becomes a generic internal error.
  */
 export function formatSubgraphError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
+  const unwrapped = unwrapResolverError(error);
+  // The database down is a passing outage, as over REST (503): the client may retry.
+  const original = databaseOutage(unwrapped) ?? unwrapped;
   const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
   if (!clientSafe(original)) return { ...base, message: INTERNAL_ERROR_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   if (original instanceof AppError) {

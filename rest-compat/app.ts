@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { isDatabaseUnavailable } from '../platform/database';
 import type { Logger } from '../platform/logger';
-import { AppError, errorEnvelope } from './errors';
+import { AppError, errorEnvelope, serviceUnavailable } from './errors';
 
 export type HealthCheck = () => Promise<void>;
 
@@ -59,7 +60,24 @@ export const methodNotAllowed: RequestHandler = (req, res) => {
   throw new AppError('METHOD_NOT_ALLOWED', `Method ${req.method} is not supported for ${req.originalUrl.split('?')[0]}`, 405);
 };
 
-function bodyParserError(error: { type?: string; status?: number }): AppError | undefined {
+/**
+ * The client errors that Express and its body parsers raise themselves, as AppErrors: a body that
+ * cannot be parsed, read or inflated, and a path parameter that is not valid percent-encoding.
+ * Anything else is left to the 500 answer.
+ */
+function frameworkClientError(error: unknown): AppError | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const known = bodyParserError(error as { type?: string });
+  if (known) return known;
+  const status = (error as { status?: unknown }).status;
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  // The router's decodeParam: `/api/user/%ZZ`.
+  if (error instanceof URIError) return new AppError('MALFORMED_PATH', 'The request path is not valid percent-encoding', 400);
+  // A body the parser could not inflate (Content-Encoding gzip, deflate or br over other bytes).
+  return new AppError('BAD_REQUEST', 'The request body could not be read', status);
+}
+
+function bodyParserError(error: { type?: string }): AppError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
       return new AppError('MALFORMED_JSON', 'Malformed JSON request body', 400);
@@ -77,9 +95,14 @@ function bodyParserError(error: { type?: string; status?: number }): AppError | 
   }
 }
 
+/** The database down or gone mid-request is a passing outage: 503, never 500, so clients retry. */
+export function databaseOutage(error: unknown): AppError | undefined {
+  return isDatabaseUnavailable(error) ? serviceUnavailable('The database is unavailable; try again later', 'DATABASE_UNAVAILABLE') : undefined;
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
-    const known = error instanceof AppError ? error : bodyParserError(error as { type?: string });
+    const known = error instanceof AppError ? error : (frameworkClientError(error) ?? databaseOutage(error));
     if (res.headersSent) {
       logger.error({ err: error, requestId: req.requestId }, 'error after the response started');
       res.destroy();
@@ -140,27 +163,37 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   const { registry, middleware: measure } = metrics(options.name);
   app.use(requestId, measure);
 
-  app.get('/actuator/health', async (_req, res) => {
-    const components: Record<string, { status: 'UP' | 'DOWN'; error?: string }> = {};
-    await Promise.all(
-      Object.entries(options.health).map(async ([name, check]) => {
-        try {
-          await check();
-          components[name] = { status: 'UP' };
-        } catch (error) {
-          components[name] = { status: 'DOWN', error: error instanceof Error ? error.message : String(error) };
-        }
-      }),
-    );
-    const up = Object.values(components).every((c) => c.status === 'UP');
-    res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
-  });
-  app.get('/actuator/info', (_req, res) => {
-    res.json({ app: { name: options.name, description: options.description }, node: process.version });
-  });
-  app.get('/actuator/prometheus', async (_req, res) => {
-    res.type(registry.contentType).send(await registry.metrics());
-  });
+  // Like every other route, the actuator routes answer 405 (with Allow) to a method they do not serve.
+  app
+    .route('/actuator/health')
+    .get(async (_req, res) => {
+      const components: Record<string, { status: 'UP' | 'DOWN'; error?: string }> = {};
+      await Promise.all(
+        Object.entries(options.health).map(async ([name, check]) => {
+          try {
+            await check();
+            components[name] = { status: 'UP' };
+          } catch (error) {
+            components[name] = { status: 'DOWN', error: error instanceof Error ? error.message : String(error) };
+          }
+        }),
+      );
+      const up = Object.values(components).every((c) => c.status === 'UP');
+      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
+    })
+    .all(methodNotAllowed);
+  app
+    .route('/actuator/info')
+    .get((_req, res) => {
+      res.json({ app: { name: options.name, description: options.description }, node: process.version });
+    })
+    .all(methodNotAllowed);
+  app
+    .route('/actuator/prometheus')
+    .get(async (_req, res) => {
+      res.type(registry.contentType).send(await registry.metrics());
+    })
+    .all(methodNotAllowed);
 
   options.mountRaw?.(app);
   app.use(requireJsonContentType, express.json({ limit: BODY_LIMIT }));

@@ -28,10 +28,54 @@ function flatten(errors: ValidationError[], parent = ''): string[] {
   return lines;
 }
 
+/** Far deeper than any request DTO (a checkout is three levels); the transformer and validator recurse. */
+export const MAX_BODY_DEPTH = 32;
+
+/** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so any depth is safe to ask about. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether a parsed JSON value holds a string (or key) with a lone surrogate (`"\ud800"`): JSON
+ * allows the escape, but it is no Unicode text, validators choke on it (isEmail throws) and the
+ * database would store U+FFFD instead.
+ */
+export function hasMalformedText(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === 'string') {
+      if (LONE_SURROGATE.test(current)) return true;
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, child] of Object.entries(current)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
 /** Turns a parsed JSON body into a validated DTO instance, or throws the contract's 400. */
 export async function validateBody<T extends object>(dto: ClassConstructor<T>, body: unknown): Promise<T> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a JSON object', 'MALFORMED_REQUEST');
+  }
+  if (nestedDeeperThan(body, MAX_BODY_DEPTH)) {
+    throw badRequest(`Request body nests deeper than ${MAX_BODY_DEPTH} levels`, 'BODY_TOO_DEEP');
+  }
+  if (hasMalformedText(body)) {
+    throw badRequest('Request body holds text that is not valid Unicode (a lone surrogate)', 'MALFORMED_TEXT');
   }
   const instance = plainToInstance(dto, body);
   const errors = await validate(instance, { whitelist: true, forbidUnknownValues: true });

@@ -1,7 +1,7 @@
 /**
- * Run by `npm run build` after tsc: copies the .graphql files the compiled code reads at run time
- * (each subgraph's schema.graphql, the committed supergraph) beside their JS in dist/, so an image
- * holding only dist/ still serves GraphQL.
+ * Run by `npm run build` after tsc: copies the non-TypeScript files the compiled code reads at run
+ * time beside their JS in dist/ (each subgraph's schema.graphql, the committed supergraph, the REST
+ * contract rest-compat/openapi.yaml), so an image holding only dist/ still serves GraphQL and /openapi.json.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +15,7 @@ const files = [
     .filter((entry) => entry.isDirectory())
     .map((entry) => path.join('subgraphs', entry.name, 'schema.graphql')),
   path.join('schema', 'supergraph.graphql'),
+  path.join('rest-compat', 'openapi.yaml'),
 ].filter((file) => fs.existsSync(path.join(root, file)));
 
 for (const file of files) {

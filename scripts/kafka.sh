@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs a throwaway single-node Apache Kafka broker (KRaft combined mode, jars from Maven Central)
-# on loopback for local tests and CI: scripts/kafka.sh fetch|start|stop|status
+# on loopback for local tests and CI: scripts/kafka.sh fetch|start|stop|restart|status
+#
+# `start` formats a fresh store and `stop` deletes it, so every run begins empty. To take a broker
+# down and bring it back with its topics, messages and committed offsets (an outage, as the fault
+# tests play it): `stop --keep-data`, later `start --keep-data`; `restart` does both at once.
 set -euo pipefail
 
 KAFKA_VERSION=3.9.2
@@ -30,12 +34,15 @@ die() { log "error: $*"; exit 1; }
 
 usage() {
   cat >&2 <<EOF
-usage: scripts/kafka.sh fetch|start|stop|status
+usage: scripts/kafka.sh fetch|start [--keep-data]|stop [--keep-data]|restart|status
 
-  fetch   download the Kafka $KAFKA_VERSION broker jars with mvn into $LIB (once)
-  start   format a fresh store and start the broker on $HOST:$PORT (controller :$CONTROLLER_PORT)
-  stop    stop the broker named by the pid file and delete its data
-  status  tell whether the broker runs
+  fetch    download the Kafka $KAFKA_VERSION broker jars with mvn into $LIB (once)
+  start    format a fresh store and start the broker on $HOST:$PORT (controller :$CONTROLLER_PORT);
+           with --keep-data, start on the store a previous stop --keep-data left (topics, messages,
+           committed offsets), formatting only when there is none
+  stop     stop the broker named by the pid file and delete its data (--keep-data: keep it)
+  restart  stop --keep-data, then start --keep-data
+  status   tell whether the broker runs
 
 environment: KAFKA_CACHE (jar cache dir, lib/ inside), KAFKA_WORK (config, logs, data, pid),
   KAFKA_HOST, KAFKA_PORT, KAFKA_CONTROLLER_PORT, KAFKA_PARTITIONS (default 3),
@@ -255,8 +262,11 @@ wait_ready() {
   return 2
 }
 
+# Kafka writes meta.properties when it formats a store; without it there is nothing to keep.
+has_store() { [[ -f $DATA/meta.properties ]]; }
+
 cmd_start() {
-  local pid started
+  local keep=${1:-} pid started
   started=$(now)
 
   if pid=$(read_pid) && is_our_broker "$pid"; then
@@ -283,8 +293,13 @@ cmd_start() {
   need java "install a JDK (17 works), e.g. apt-get install openjdk-17-jdk-headless"
 
   write_config
-  rm -f "$WORK/server.log" "$WORK/stdout.log"
-  format_store
+  if [[ -n $keep ]] && has_store; then
+    log "--keep-data: starting on the existing store in $DATA"
+  else
+    [[ -z $keep ]] || log "--keep-data: no store in $DATA yet; formatting a fresh one"
+    rm -f "$WORK/server.log" "$WORK/stdout.log"
+    format_store
+  fi
   local formatted
   formatted=$(now)
 
@@ -342,7 +357,7 @@ stop_pid() {
 }
 
 cmd_stop() {
-  local pid started
+  local keep=${1:-${KEEP_KAFKA_DATA:-}} pid started
   started=$(now)
   if ! pid=$(read_pid); then
     log "not running (no pid file at $PIDFILE)"
@@ -356,10 +371,10 @@ cmd_stop() {
     log "stopped in $(elapsed "$started") s"
   fi
   rm -f "$PIDFILE"
-  if [[ -z ${KEEP_KAFKA_DATA:-} ]]; then
+  if [[ -z $keep ]]; then
     rm -rf "$DATA"
   else
-    log "KEEP_KAFKA_DATA set: keeping $DATA"
+    log "keeping $DATA"
   fi
 }
 
@@ -384,11 +399,26 @@ cmd_status() {
   return 1
 }
 
+# The only option: --keep-data, after start or stop.
+keep_flag() {
+  case ${1:-} in
+    '') ;;
+    --keep-data) echo 1 ;;
+    *) usage; exit 2 ;;
+  esac
+}
+
 main() {
+  local keep
+  keep=$(keep_flag "${2:-}") || exit 2
   case ${1:-} in
     fetch) cmd_fetch ;;
-    start) cmd_start ;;
-    stop) cmd_stop ;;
+    start) cmd_start "$keep" ;;
+    stop) cmd_stop "$keep" ;;
+    restart)
+      cmd_stop 1
+      cmd_start 1
+      ;;
     status) cmd_status ;;
     -h | --help | help) usage ;;
     *) usage; exit 2 ;;

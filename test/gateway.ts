@@ -2,7 +2,7 @@
 import http from 'node:http';
 import { createGateway, type GatewayDeps, type GatewayRuntime } from '../gateway';
 import type { Config } from '../platform/config';
-import { createLogger } from '../platform/logger';
+import { createLogger, type Logger } from '../platform/logger';
 
 export interface RunningGateway {
   url: string;
@@ -10,8 +10,8 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(config: Config, options: Omit<GatewayDeps, 'config' | 'logger'> = {}): Promise<RunningGateway> {
-  const runtime = await createGateway({ config, logger: createLogger(config.logLevel), ...options });
+export async function startGateway(config: Config, options: Omit<GatewayDeps, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<RunningGateway> {
+  const runtime = await createGateway({ ...options, config, logger: options.logger ?? createLogger(config.logLevel) });
   const port = await runtime.start(0, '127.0.0.1');
   return { url: `http://127.0.0.1:${port}`, runtime, stop: () => runtime.stop() };
 }

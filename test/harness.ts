@@ -3,6 +3,7 @@ import type request from 'supertest';
 
 export * from './stack';
 export { waitFor } from './wait';
+export { notUnderContract } from './openapi/exempt';
 
 /** Asserts the contract's error envelope (CONTRACT §1.1). */
 export function expectEnvelope(res: request.Response, status: number, message?: string | RegExp): void {

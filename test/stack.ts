@@ -13,7 +13,7 @@ import { databaseName } from '../platform/database';
 import type { EventBus } from '../platform/events/bus';
 import { createEventBus } from '../platform/events/create-bus';
 import { namespacedBus } from '../platform/events/namespaced-bus';
-import { createLogger } from '../platform/logger';
+import { createLogger, type Logger } from '../platform/logger';
 import type { BookstoreService } from '../platform/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
 import type { AuthServiceRuntime } from '../subgraphs/auth';
@@ -71,12 +71,14 @@ export interface StackOptions {
   /** Services besides auth and user, which always run. */
   services?: ServiceName[];
   env?: Record<string, string>;
+  /** Where the services log; default stdout at the config's LOG_LEVEL (tests that read the log hand their own). */
+  logger?: Logger;
 }
 
 /** Starts auth, user and the requested services, in the start order of SERVICE_FACTORIES. */
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const config = testConfig(options.env);
-  const logger = createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel);
   const bus = namespacedBus(createEventBus(config, logger), config.eventNamespace);
   const wanted = new Set<ServiceName>(['auth', 'user', ...(options.services ?? [])]);
   const services: Partial<Record<ServiceName, BookstoreService>> = {};

@@ -31,6 +31,11 @@ export interface SubscribeOptions {
   handleBatch?(messages: ConsumedMessage[]): Promise<void>;
   /** Most messages per `handleBatch` call; default 500. */
   maxBatchSize?: number;
+  /**
+   * How many partitions one consumer works on at once (Kafka; default all). 1 for a consumer whose
+   * batches lock the same rows, so that one instance never deadlocks with itself.
+   */
+  partitionsConcurrently?: number;
 }
 
 /** Hands messages to whichever handler the subscription has. */

@@ -133,6 +133,7 @@ export interface BatchConsumerOptions {
   /** Applies the new events of a batch, in order, inside the transaction that records them. */
   applyBatch(events: { topic: string; event: EventEnvelope }[], manager: EntityManager): Promise<void>;
   maxBatchSize?: number;
+  partitionsConcurrently?: number;
 }
 
 /**
@@ -145,6 +146,7 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
     groupId,
     topics: Object.keys(options.topics),
     maxBatchSize: options.maxBatchSize,
+    partitionsConcurrently: options.partitionsConcurrently,
     handleBatch: async (messages) => {
       const parsed: { topic: string; event: EventEnvelope }[] = [];
       for (const message of messages) {

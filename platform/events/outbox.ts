@@ -92,23 +92,31 @@ export class OutboxRelay {
 
   /** Publishes everything pending; resolves once the outbox is empty or the bus refused. */
   private async pass(): Promise<void> {
-    const { db, bus, logger } = this.options;
-    const batchSize = this.options.batchSize ?? 500;
     try {
-      for (;;) {
-        const rows = await db.manager.find(OutboxEvent, { order: { id: 'ASC' }, take: batchSize });
-        if (rows.length === 0) break;
-        await bus.publish(rows.map((row) => ({ topic: row.topic, key: row.messageKey, value: row.payload, headers: { eventId: row.eventId } })));
-        await db.transaction((manager) => manager.delete(OutboxEvent, rows.map((row) => row.id)));
-        this.backoff = RETRY_BACKOFF_MS.initial;
-        if (this.stopped || rows.length < batchSize) break;
-      }
+      let count: number;
+      do count = await this.publishBatch();
+      while (count === this.batchSize && !this.stopped);
+      this.backoff = RETRY_BACKOFF_MS.initial;
       this.schedule(this.options.pollMs ?? 1000);
     } catch (error) {
-      logger.warn({ err: error, retryInMs: this.backoff }, 'outbox relay could not publish; retrying');
+      this.options.logger.warn({ err: error, retryInMs: this.backoff }, 'outbox relay could not publish; retrying');
       this.schedule(this.backoff);
       this.backoff = nextBackoff(this.backoff);
     }
+  }
+
+  private get batchSize(): number {
+    return this.options.batchSize ?? 500;
+  }
+
+  /** Publishes the oldest rows and removes them once the bus acknowledged them; resolves with their number. */
+  private async publishBatch(): Promise<number> {
+    const { db, bus } = this.options;
+    const rows = await db.manager.find(OutboxEvent, { order: { id: 'ASC' }, take: this.batchSize });
+    if (rows.length === 0) return 0;
+    await bus.publish(rows.map((row) => ({ topic: row.topic, key: row.messageKey, value: row.payload, headers: { eventId: row.eventId } })));
+    await db.transaction((manager) => manager.delete(OutboxEvent, rows.map((row) => row.id)));
+    return rows.length;
   }
 
   private schedule(ms: number): void {
@@ -120,12 +128,43 @@ export class OutboxRelay {
     this.timer.unref();
   }
 
-  /** Finishes the pass under way (so acknowledged rows are removed), then stops. */
-  async stop(): Promise<void> {
+  /**
+   * Finishes the pass under way (so acknowledged rows are removed), then stops. With `flushMs`
+   * (graceful shutdown), it first publishes what is still recorded, e.g. by a request that finished
+   * while the server drained, for at most that long; what is left waits for the next start.
+   */
+  async stop(options: { flushMs?: number } = {}): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
+    if (options.flushMs) await this.flush(options.flushMs);
+  }
+
+  private async flush(ms: number): Promise<void> {
+    const { logger } = this.options;
+    const deadline = Date.now() + ms;
+    let published = 0;
+    const work = (async () => {
+      for (;;) {
+        const count = await this.publishBatch();
+        published += count;
+        if (count < this.batchSize || Date.now() >= deadline) return;
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+    try {
+      const outcome = await Promise.race([work, timeout]);
+      if (outcome === 'timeout') logger.warn({ published, flushMs: ms }, 'outbox not flushed in time; the rest is published at the next start');
+      else if (published > 0) logger.info({ published }, 'outbox flushed');
+    } catch (error) {
+      logger.warn({ err: error, published }, 'outbox could not be flushed; the rest is published at the next start');
+    } finally {
+      clearTimeout(timer);
+      // A publish still under way after the deadline may fail once the database is closed: the rows stay.
+      work.catch(() => undefined);
+    }
   }
 
   /** Resolves when nothing is left to publish (used by graceful shutdown and tests). */

@@ -4,7 +4,7 @@
  * of the same shape. Every event carries `eventId`, `type` and `occurredAt` besides its own fields.
  */
 import { Type } from 'class-transformer';
-import { ArrayMinSize, Equals, IsArray, IsISO8601, IsInt, IsNumber, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
+import { ArrayMinSize, Equals, IsArray, IsISO8601, IsInt, IsNumber, IsObject, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
 
 export const TOPICS = {
   paymentCreated: 'payment-created',
@@ -69,6 +69,7 @@ export class PaymentCreatedEvent extends EventEnvelope {
 
   @IsArray()
   @ArrayMinSize(1)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => EventItem)
   items!: EventItem[];
@@ -87,6 +88,7 @@ export class PaymentSuccessEvent extends EventEnvelope {
 
   @IsArray()
   @ArrayMinSize(1)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => EventItem)
   items!: EventItem[];
@@ -139,6 +141,7 @@ export class OrderCreatedEvent extends EventEnvelope {
   @amount() @Min(0) totalAmount!: number;
 
   @IsArray()
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => EventItem)
   items!: EventItem[];

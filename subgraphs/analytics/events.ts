@@ -63,6 +63,8 @@ export function subscribeAnalyticsEvents(bus: EventBus, db: Database, logger: Lo
         [TOPICS.paymentFailed]: PaymentFailedEvent,
         [TOPICS.paymentRefunded]: PaymentRefundedEvent,
       },
+      // Batches touch the same day and book rows: one at a time per instance avoids lock waits and deadlocks.
+      partitionsConcurrently: 1,
       applyBatch: (events, manager) => ingest(manager, db.kind, events.map(({ topic, event }) => toFactEvent(topic, event))),
     }),
   ]);

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { IsNull } from 'typeorm';
+import { Session } from './entities';
 import { adminSession, expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 
 let stack: Stack;
@@ -99,6 +101,20 @@ describe('POST /auth/login', () => {
     expect((await auth().post('/auth/refresh').send({ refreshToken: first.refreshToken })).status).toBe(401);
     expect((await auth().post('/auth/refresh').send({ refreshToken: second.refreshToken })).status).toBe(200);
     expect((await auth().post('/auth/refresh').send({ refreshToken: other.refreshToken })).status).toBe(200);
+  });
+});
+
+describe('concurrent logins', () => {
+  it('answers all of 10 concurrent logins from one device and leaves that device one live session', async () => {
+    const user = await registeredUser(stack);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'tablet-1' })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const live = await stack.auth.db.manager.count(Session, { where: { userId: user.userId, deviceId: 'tablet-1', revokedAt: IsNull() } });
+    expect(live).toBe(1);
+    const refreshed = await Promise.all(results.map((r) => auth().post('/auth/refresh').send({ refreshToken: r.body.refreshToken })));
+    expect(refreshed.filter((r) => r.status === 200)).toHaveLength(1);
   });
 });
 

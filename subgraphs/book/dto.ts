@@ -47,6 +47,7 @@ function IsIsbn(): PropertyDecorator {
 function priceMessage(value: unknown): string | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
   if (value <= 0) return 'must be greater than 0';
+  if (value > MAX_CENTS / 100) return 'must not be greater than 99999999.99';
   const cents = centsOfJsonNumber(value);
   if (cents === undefined) return 'must have at most 2 decimals';
   if (cents > MAX_CENTS) return 'must not be greater than 99999999.99';

@@ -1,6 +1,6 @@
 /** Request and response shapes of the payment routes (interface §2.11, CONTRACT §5). */
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsUUID, Max, Min, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsObject, IsUUID, Max, Min, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
 import type { PaymentStatus } from './entities';
 
 export const MAX_CART_LINES = 100;
@@ -41,6 +41,8 @@ export class CreateCheckoutRequest {
   @ArrayMinSize(1, { message: 'must contain at least one item' })
   @ArrayMaxSize(MAX_CART_LINES)
   @NoRepeatedBook()
+  // ValidateNested lets an array in the list through (`items: [[]]`): every item must be an object.
+  @IsObject({ each: true, message: 'each item must be an object' })
   @ValidateNested({ each: true })
   @Type(() => CheckoutItemRequest)
   items!: CheckoutItemRequest[];

@@ -7,14 +7,20 @@ import { In, IsNull, Not } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
-import { fromCents } from '../../platform/money';
+import { centsText, fromCents } from '../../platform/money';
 import { isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
-import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
+import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../rest-compat/errors';
 import type { CheckoutDirectory } from './clients';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
 import { Payment, PaymentItem } from './entities';
 import { publishPaymentCreated, publishPaymentSuccess } from './events';
 import type { PaymentProvider } from './provider';
+
+/**
+ * The largest total a checkout may have: Stripe takes at most eight digits in the currency's smallest
+ * unit ($999,999.99). A bigger cart is the client's mistake (400), not a provider failure (502).
+ */
+export const MAX_CHECKOUT_CENTS = 99_999_999;
 
 export function cartFingerprint(items: { bookId: string; quantity: number }[]): string {
   const canonical = items
@@ -89,12 +95,14 @@ export class PaymentService {
         const book = byId.get(item.bookId)!;
         return Object.assign(new PaymentItem(), { position, bookId: item.bookId, bookTitle: book.title, quantity: item.quantity, unitPriceCents: book.priceCents });
       });
+      const amountCents = lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0);
+      if (amountCents > MAX_CHECKOUT_CENTS) throw validationFailed([`items: the total must not be greater than ${centsText(MAX_CHECKOUT_CENTS)}`]);
       const reservation = Object.assign(new Payment(), {
         id: randomUUID(),
         checkoutId,
         userId: principal.userId,
         cartFingerprint: fingerprint,
-        amountCents: lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0),
+        amountCents,
         currency: this.currency,
         status: 'PAYMENT_PENDING' as const,
         paymentIntentId: null,

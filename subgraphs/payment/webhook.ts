@@ -19,10 +19,12 @@ interface Transition {
   publish(manager: EntityManager, payment: Payment, event: Stripe.Event, at: Date): Promise<void>;
 }
 
+const firstText = (...values: unknown[]): string | undefined => values.find((value): value is string => typeof value === 'string' && value !== '');
+
 function failureReason(event: Stripe.Event): string {
-  if (event.type === 'payment_intent.canceled') return (event.data.object as Stripe.PaymentIntent).cancellation_reason ?? 'canceled';
+  if (event.type === 'payment_intent.canceled') return firstText((event.data.object as Stripe.PaymentIntent).cancellation_reason) ?? 'canceled';
   const error = (event.data.object as Stripe.PaymentIntent).last_payment_error;
-  return error?.code ?? error?.decline_code ?? error?.message ?? 'payment_failed';
+  return firstText(error?.code, error?.decline_code, error?.message) ?? 'payment_failed';
 }
 
 const TRANSITIONS: Record<string, Transition> = {
@@ -53,10 +55,36 @@ const TRANSITIONS: Record<string, Transition> = {
 
 /** The PaymentIntent an event is about, if it is about one. */
 function intentId(event: Stripe.Event): string | undefined {
-  const object = event.data.object as { object?: string; id?: string; payment_intent?: string | { id: string } | null };
-  if (object.object === 'payment_intent') return object.id;
-  if (object.object === 'charge') return typeof object.payment_intent === 'string' ? object.payment_intent : object.payment_intent?.id;
+  const object = event.data.object as { object?: unknown; id?: unknown; payment_intent?: unknown };
+  if (object.object === 'payment_intent') return firstText(object.id);
+  if (object.object === 'charge') return firstText(object.payment_intent, (object.payment_intent as { id?: unknown } | null | undefined)?.id);
   return undefined;
+}
+
+/** 9999-12-31T23:59:59Z, the last moment a DATETIME column holds. */
+const LAST_STORABLE_SECOND = 253_402_300_799;
+
+/**
+ * What the handler reads of an event. Stripe always sends these; a good signature proves who sent
+ * the bytes, not their shape, so anything else is acknowledged and ignored rather than crashing.
+ */
+function isProviderEvent(value: unknown): value is Stripe.Event {
+  const event = value as { id?: unknown; type?: unknown; created?: unknown; data?: { object?: unknown } | null } | null;
+  return (
+    typeof event === 'object' &&
+    event !== null &&
+    typeof event.id === 'string' &&
+    event.id.length > 0 &&
+    event.id.length <= 255 &&
+    typeof event.type === 'string' &&
+    Number.isSafeInteger(event.created) &&
+    (event.created as number) >= 0 &&
+    (event.created as number) <= LAST_STORABLE_SECOND &&
+    typeof event.data === 'object' &&
+    event.data !== null &&
+    typeof event.data.object === 'object' &&
+    event.data.object !== null
+  );
 }
 
 /** A refund counts only when it is full. */
@@ -74,7 +102,11 @@ export class WebhookHandler {
   ) {}
 
   async receive(rawBody: Buffer, signature: string | undefined): Promise<void> {
-    const event = this.provider.verifyWebhook(rawBody, signature);
+    const event: unknown = this.provider.verifyWebhook(rawBody, signature);
+    if (!isProviderEvent(event)) {
+      this.logger.warn('signed webhook body that is not a provider event; ignored');
+      return;
+    }
     let outcome: Outcome | 'DUPLICATE';
     try {
       outcome = await this.db.transaction((manager) => this.apply(manager, event));

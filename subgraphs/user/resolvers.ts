@@ -2,8 +2,9 @@
 import type DataLoader from 'dataloader';
 import { batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
 import type { Principal } from '../../rest-compat/auth';
-import { parseUuid, requireQueryString, validateBody } from '../../rest-compat/validation';
+import { parseUuid, validateBody } from '../../rest-compat/validation';
 import { UserRequestDto, type UserResponseDto } from './dto';
+import { parseKeyword } from './routes';
 import type { UserService } from './service';
 
 export interface UserLoaders {
@@ -33,7 +34,7 @@ export function userResolvers(service: UserService): SubgraphResolvers<UserLoade
       users: (_: unknown, __: unknown, ctx: Ctx) => service.listUsers(requireAuth(ctx)),
       searchUsers: (_: unknown, args: { keyword: string }, ctx: Ctx) => {
         const principal = requireAuth(ctx);
-        return service.searchUsers(principal, requireQueryString(args.keyword, 'keyword'));
+        return service.searchUsers(principal, parseKeyword(args.keyword));
       },
     },
     Mutation: {

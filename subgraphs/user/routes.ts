@@ -2,9 +2,19 @@
 import { Router } from 'express';
 import { authenticate, principalOf, requireInternalKey, type TokenVerifier } from '../../rest-compat/auth';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { parseUuid, requireQueryString, validateBody } from '../../rest-compat/validation';
+import { parseUuid, requireQueryString, validateBody, validationError } from '../../rest-compat/validation';
 import { CreateUserProfileRequest, UserRequestDto } from './dto';
 import type { UserService } from './service';
+
+/** The longest field a search looks in (email, 100 characters): a longer keyword matches nothing. */
+export const MAX_KEYWORD_LENGTH = 100;
+
+/** `keyword` of a profile search: not blank, and short enough to be a LIKE pattern every database takes. GraphQL's `searchUsers` uses it too. */
+export function parseKeyword(value: unknown): string {
+  const keyword = requireQueryString(value, 'keyword');
+  if (keyword.length > MAX_KEYWORD_LENGTH) throw validationError(`keyword: must be shorter than or equal to ${MAX_KEYWORD_LENGTH} characters`);
+  return keyword;
+}
 
 export function userRoutes(service: UserService, verifier: TokenVerifier, internalApiKey: string): Router {
   const router = Router();
@@ -30,7 +40,7 @@ export function userRoutes(service: UserService, verifier: TokenVerifier, intern
   router
     .route('/search')
     .get(async (req, res) => {
-      const keyword = requireQueryString(req.query.keyword, 'keyword');
+      const keyword = parseKeyword(req.query.keyword);
       res.json(await service.searchUsers(principalOf(req), keyword));
     })
     .all(methodNotAllowed);

@@ -1,0 +1,61 @@
+/**
+ * For the admin UI's browser tests: the built UI (rebuilt by `npm run build:admin` when missing or
+ * older than its sources, so a test never drives a stale bundle) and headless Chromium from
+ * Debian's `chromium` package, launched with a fresh profile.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { ADMIN_DIST_DIR } from '../gateway/admin-static';
+
+const ROOT = path.resolve(__dirname, '..');
+const SOURCES = path.join(ROOT, 'gateway', 'admin');
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS_DIR = path.join(ROOT, 'test-results', 'screenshots');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the UI into dist/admin unless the build there is newer than every source file. */
+export function ensureAdminBuilt(): void {
+  const index = path.join(ADMIN_DIST_DIR, 'index.html');
+  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(SOURCES)) return;
+  execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+}
+
+export interface Browser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** Chromium headless in a throwaway profile: no sync, no update checks, no background traffic. */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y --no-install-recommends chromium); .ci/run does`);
+  }
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'admin-ui-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+    locale: 'en-US',
+    // Far from UTC on purpose: the dashboard's days are UTC days whatever the admin's clock says.
+    timezoneId: 'Pacific/Kiritimati',
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
