@@ -21,7 +21,7 @@ export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Li
     server.on('request', trackInFlight(server));
     server.on('request', app);
     server.keepAliveTimeout = 65_000;
-  // MUTANT M7 
+    server.on('clientError', answerClientError);
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
