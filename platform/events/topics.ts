@@ -58,39 +58,41 @@ export class EventItem {
 
 const amount = () => IsNumber({ maxDecimalPlaces: 2, allowNaN: false, allowInfinity: false });
 
-export class PaymentCreatedEvent extends EventEnvelope {
+/** A purchase's lines, each an EventItem object. */
+function EventItems(options: { atLeastOne: boolean }): PropertyDecorator {
+  return (target, property) => {
+    IsArray()(target, property);
+    if (options.atLeastOne) ArrayMinSize(1)(target, property);
+    IsObject({ each: true })(target, property);
+    ValidateNested({ each: true })(target, property);
+    Type(() => EventItem)(target, property);
+  };
+}
+
+/** What every event about one checkout's payment carries. */
+abstract class CheckoutPaymentEvent extends EventEnvelope {
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') checkoutId!: string;
+  @IsUUID('all') userId!: string;
+  @amount() @Min(0) amount!: number;
+}
+
+export class PaymentCreatedEvent extends CheckoutPaymentEvent {
   @Equals('PaymentCreatedEvent')
   declare type: 'PaymentCreatedEvent';
 
-  @IsUUID('all') paymentId!: string;
-  @IsUUID('all') checkoutId!: string;
-  @IsUUID('all') userId!: string;
-  @amount() @Min(0) amount!: number;
-
-  @IsArray()
-  @ArrayMinSize(1)
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => EventItem)
+  @EventItems({ atLeastOne: true })
   items!: EventItem[];
 }
 
-export class PaymentSuccessEvent extends EventEnvelope {
+export class PaymentSuccessEvent extends CheckoutPaymentEvent {
   @Equals('PaymentSuccessEvent')
   declare type: 'PaymentSuccessEvent';
 
-  @IsUUID('all') paymentId!: string;
-  @IsUUID('all') checkoutId!: string;
-  @IsUUID('all') userId!: string;
   /** The provider's PaymentIntent id. */
   @IsString() transactionId!: string;
-  @amount() @Min(0) amount!: number;
 
-  @IsArray()
-  @ArrayMinSize(1)
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => EventItem)
+  @EventItems({ atLeastOne: true })
   items!: EventItem[];
 
   @IsString() email!: string;
@@ -98,15 +100,11 @@ export class PaymentSuccessEvent extends EventEnvelope {
   @IsString() phoneNumber!: string;
 }
 
-export class PaymentFailedEvent extends EventEnvelope {
+export class PaymentFailedEvent extends CheckoutPaymentEvent {
   @Equals('PaymentFailedEvent')
   declare type: 'PaymentFailedEvent';
 
-  @IsUUID('all') paymentId!: string;
-  @IsUUID('all') checkoutId!: string;
-  @IsUUID('all') userId!: string;
   @IsString() transactionId!: string;
-  @amount() @Min(0) amount!: number;
   @IsString() reason!: string;
 }
 
@@ -140,10 +138,7 @@ export class OrderCreatedEvent extends EventEnvelope {
   @IsUUID('all') userId!: string;
   @amount() @Min(0) totalAmount!: number;
 
-  @IsArray()
-  @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => EventItem)
+  @EventItems({ atLeastOne: false })
   items!: EventItem[];
 
   @IsString() status!: string;
