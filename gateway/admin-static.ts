@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { Router, type RequestHandler, type Response } from 'express';
 import { serviceUnavailable } from '../rest-compat/errors';
+import { PAGE_CONTENT_SECURITY_POLICY } from './page-policy';
 
 export const ADMIN_PATH = '/admin';
 
@@ -21,24 +22,8 @@ export const ADMIN_NOT_BUILT = 'Admin UI is not built; run npm run build';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
 
-/**
- * What the page may load: only this origin's scripts, styles and API. uPlot positions its legend
- * and cursor with inline styles, hence 'unsafe-inline' for styles (never for scripts).
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ');
-
 function pageHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('X-Frame-Options', 'DENY');

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import express, { Router, type RequestHandler, type Response } from 'express';
 import type { OpenApiDocument } from '../rest-compat/openapi';
+import { PAGE_CONTENT_SECURITY_POLICY } from './page-policy';
 
 export const DOCS_PATH = '/docs';
 export const OPENAPI_JSON_PATH = '/openapi.json';
@@ -14,22 +15,6 @@ export const OPENAPI_JSON_PATH = '/openapi.json';
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/swagger-ui-bundle.js'));
 /** The only files of the package the page needs. */
 const SWAGGER_UI_FILES = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js', '/favicon-32x32.png', '/favicon-16x16.png']);
-
-/**
- * Swagger UI sets styles from script (allowed by 'unsafe-inline' for styles only), shows its icons
- * as data: SVGs, and its "Try it out" calls this same origin.
- */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "object-src 'none'",
-].join('; ');
 
 const PAGE = `<!DOCTYPE html>
 <html lang="en">
@@ -65,7 +50,7 @@ const INIT = `window.addEventListener('load', function () {
 `;
 
 function pageHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  res.setHeader('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('X-Frame-Options', 'DENY');

@@ -7,6 +7,7 @@ import { fromCents } from '../../platform/money';
 import { assertRole, type Principal } from '../../rest-compat/auth';
 import { badRequest } from '../../rest-compat/errors';
 import { BookSales, DailyAggregate } from './entities';
+import { DAY_COUNTERS, type DayCounters } from './facts';
 
 export const ADMIN_ONLY = 'Admin role is required to access analytics';
 const DEFAULT_RANGE_DAYS = 30;
@@ -58,31 +59,21 @@ export function ratioHalfUp(a: number, b: number, scale: number): number {
   return Math.floor((2 * a * scale + b) / (2 * b));
 }
 
-interface Totals {
-  ordersCreated: number;
-  paidOrders: number;
-  failedPayments: number;
-  revenueCents: number;
-  booksSold: number;
-  refundedPayments: number;
-  refundedCents: number;
-}
 
-const hasActivity = (row: DailyAggregate) =>
-  row.ordersCreated !== 0 || row.paidOrders !== 0 || row.failedPayments !== 0 || row.revenueCents !== 0 || row.booksSold !== 0 || row.refundedPayments !== 0;
+const hasActivity = (row: DailyAggregate) => DAY_COUNTERS.some((key) => row[key] !== 0);
 
 export class AnalyticsService {
   constructor(private readonly db: Database) {}
 
-  private async totals(): Promise<Totals> {
+  private async totals(): Promise<DayCounters> {
     const [row] = (await this.db.manager.query(
       `SELECT COALESCE(SUM(orders_created), 0) AS ordersCreated, COALESCE(SUM(paid_orders), 0) AS paidOrders,
               COALESCE(SUM(failed_payments), 0) AS failedPayments, COALESCE(SUM(revenue_cents), 0) AS revenueCents,
               COALESCE(SUM(books_sold), 0) AS booksSold, COALESCE(SUM(refunded_payments), 0) AS refundedPayments,
               COALESCE(SUM(refunded_cents), 0) AS refundedCents
          FROM analytics_daily`,
-    )) as Record<keyof Totals, string | number>[];
-    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)])) as unknown as Totals;
+    )) as Record<keyof DayCounters, string | number>[];
+    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)])) as unknown as DayCounters;
   }
 
   private async days(range: DateRange): Promise<DailyAggregate[]> {
