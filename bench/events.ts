@@ -3,85 +3,25 @@
  * rows, the relay publishing them, an idempotent consumer applying them to aggregates. Kafka and
  * MySQL when KAFKA_BROKERS / DB_URL say so, the embedded bus and SQLite otherwise.
  * Build, then run: node dist/bench/events.js [events=20000]. Prints one JSON line; asserts nothing.
+ * Profile with `node --cpu-prof --cpu-prof-dir=.tmp/prof dist/bench/events.js`.
  */
 import 'reflect-metadata';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { IsISO8601, IsString, IsUUID } from 'class-validator';
-import { Column, Entity, PrimaryColumn, Table, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { loadConfig } from '../platform/config';
-import { databaseName, openDatabase, type Database } from '../platform/database';
+import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createEventBus } from '../platform/events/create-bus';
-import { ProcessedEvent, consume } from '../platform/events/consumer';
-import { OutboxEvent, OutboxRelay, enqueueEvent, eventEnvelope } from '../platform/events/outbox';
-import type { EventEnvelope } from '../platform/events/topics';
+import { ProcessedEvent, consumeBatch } from '../platform/events/consumer';
+import { OutboxEvent, OutboxRelay, enqueueEvent } from '../platform/events/outbox';
 import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
+import { Counter, CounterIncremented, TestCounters1900000000000, counterIncremented } from '../test/event-fixtures';
+import { dropDatabases } from '../test/stack';
+import { waitFor } from '../test/wait';
 
 const KEYS = 100;
-
-@Entity({ name: 'bench_tallies' })
-class Tally {
-  @PrimaryColumn({ type: 'varchar', length: 60 })
-  key!: string;
-
-  @Column({ type: 'int' })
-  count!: number;
-}
-
-class BenchTallies1900000000001 implements MigrationInterface {
-  name = 'BenchTallies1900000000001';
-
-  async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.createTable(
-      new Table({
-        name: 'bench_tallies',
-        columns: [
-          { name: 'key', type: 'varchar', length: '60', isPrimary: true },
-          { name: 'count', type: 'int' },
-        ],
-      }),
-    );
-  }
-
-  async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.dropTable('bench_tallies');
-  }
-}
-
-class TallyEvent implements EventEnvelope {
-  @IsUUID()
-  eventId!: string;
-
-  @IsString()
-  type!: string;
-
-  @IsISO8601()
-  occurredAt!: string;
-
-  @IsString()
-  key!: string;
-}
-
-async function dropMysqlDatabase(serverUrl: string, name: string): Promise<void> {
-  const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({ uri: serverUrl });
-  try {
-    await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-  } finally {
-    await connection.end();
-  }
-}
-
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const perSecond = (count: number, ms: number) => Math.round((count / ms) * 1000);
 
@@ -89,24 +29,28 @@ async function main(): Promise<void> {
   const total = Number(process.argv[2] ?? 20000);
   if (!Number.isInteger(total) || total < 1) throw new Error(`events must be a positive integer, got "${process.argv[2]}"`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-events-'));
-  const config = loadConfig({ ...process.env, DB_PREFIX: 'bench_', DATA_DIR: dataDir }, { embedded: true });
+  // A database of its own per run: two runs on one MariaDB (another tree's) must not drop each other's tables.
+  const config = loadConfig({ ...process.env, DB_PREFIX: `bench_${randomUUID().slice(0, 8)}_`, DATA_DIR: dataDir }, { embedded: true });
   // Warnings only: the report must be the line that stands out.
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, { bench: 'events' });
   const service = 'events';
-  if (config.dbUrl) await dropMysqlDatabase(config.dbUrl, databaseName({ service, config }));
+  await dropDatabases(config, [service], { keepDataDir: true });
   const db: Database = await openDatabase({
     service,
     config,
-    entities: [OutboxEvent, ProcessedEvent, Tally],
-    migrations: [EventTables1732000000000, BenchTallies1900000000001],
+    entities: [OutboxEvent, ProcessedEvent, Counter],
+    migrations: [EventTables1732000000000, TestCounters1900000000000],
     poolSize: 20,
   });
   const bus = createEventBus({ ...config, kafkaClientId: 'bench-events' }, logger);
   const topic = `bench-events-${randomUUID()}`;
-  const groupId = `bench-tallies-${randomUUID()}`;
+  const groupId = `bench-counters-${randomUUID()}`;
   let deliveries = 0;
   try {
-    await db.manager.insert(Tally, Array.from({ length: KEYS }, (_, i) => ({ key: `key-${i}`, count: 0 })));
+    await db.manager.insert(
+      Counter,
+      Array.from({ length: KEYS }, (_, i) => ({ name: `key-${i}`, value: 0 })),
+    );
 
     // Phase 1: the producing side, one state change and its event per transaction.
     const producers = db.kind === 'mysql' ? 8 : 1;
@@ -117,8 +61,7 @@ async function main(): Promise<void> {
         for (let i = next++; i < total; i = next++) {
           await db.transaction(async (manager) => {
             const key = `key-${i % KEYS}`;
-            const event = { ...eventEnvelope('TallyIncremented'), key };
-            await enqueueEvent(manager, topic, key, event);
+            await enqueueEvent(manager, topic, key, counterIncremented(key, i));
           });
         }
       }),
@@ -126,16 +69,22 @@ async function main(): Promise<void> {
     const enqueueMs = Date.now() - enqueueStart;
 
     // Phase 2: outbox -> bus -> idempotent consumer, timed until the last event is applied.
-    const subscription = await consume({
+    // The consumer applies each batch in one transaction: the events it has not applied yet are
+    // recorded by eventId and their increments summed per key, one UPDATE per key in the batch.
+    const subscription = await consumeBatch({
       bus,
       db,
       logger,
       groupId,
-      topic,
-      schema: TallyEvent,
-      apply: async (event, manager) => {
-        deliveries++;
-        await manager.increment(Tally, { key: event.key }, 'count', 1);
+      topics: { [topic]: CounterIncremented },
+      applyBatch: async (events, manager) => {
+        deliveries += events.length;
+        const perKey = new Map<string, number>();
+        for (const { event } of events) {
+          const { counter } = event as CounterIncremented;
+          perKey.set(counter, (perKey.get(counter) ?? 0) + 1);
+        }
+        for (const [name, count] of perKey) await manager.increment(Counter, { name }, 'value', count);
       },
     });
     const relay = new OutboxRelay({ db, bus, logger });
@@ -143,18 +92,17 @@ async function main(): Promise<void> {
     let relayMs = 0;
     relay.start();
     const applied = () => db.manager.countBy(ProcessedEvent, { consumer: groupId });
-    await waitUntil(
+    await waitFor(
       async () => {
         if (!relayMs && (await relay.pending()) === 0) relayMs = Date.now() - start;
         return (await applied()) >= total;
       },
-      600000,
-      `${total} events applied`,
+      { timeoutMs: 600000, intervalMs: 100, what: `${total} events applied` },
     );
     const endToEndMs = Date.now() - start;
     await relay.stop();
     await subscription.stop();
-    const tallied = Number((await db.manager.sum(Tally, 'count')) ?? 0);
+    const tallied = Number((await db.manager.sum(Counter, 'value')) ?? 0);
 
     process.stdout.write(
       `${JSON.stringify({
@@ -175,8 +123,7 @@ async function main(): Promise<void> {
   } finally {
     await bus.close();
     await db.close();
-    if (config.dbUrl) await dropMysqlDatabase(config.dbUrl, databaseName({ service, config }));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await dropDatabases(config, [service]);
   }
 }
 

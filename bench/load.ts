@@ -13,6 +13,8 @@ export interface LoadOptions {
   bodyFor?: () => string;
   connections: number;
   seconds: number;
+  /** Every answer's body must be exactly this; the others count as `mismatches`. */
+  expectBody?: string;
 }
 
 export interface LoadResult {
@@ -22,6 +24,8 @@ export interface LoadResult {
   requests: number;
   non2xx: number;
   errors: number;
+  /** Answers whose body differed from `expectBody`. */
+  mismatches: number;
 }
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
@@ -33,7 +37,8 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     body: options.body,
     connections: options.connections,
     duration: options.seconds,
-    requests: options.bodyFor ? [{ setupRequest: (request) => ({ ...request, body: options.bodyFor!() }) }] : undefined,
+    ...(options.expectBody !== undefined ? { expectBody: options.expectBody } : {}),
+    ...(options.bodyFor ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: options.bodyFor!() }) }] } : {}),
   });
   return {
     requestsPerSecond: Math.round(result.requests.average),
@@ -42,5 +47,6 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    mismatches: result.mismatches,
   };
 }

@@ -5,9 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import express, { Router, type RequestHandler, type Response } from 'express';
-import { serviceUnavailable } from '../rest-compat/errors';
-import { PAGE_CONTENT_SECURITY_POLICY } from './page-policy';
+import express, { Router, type RequestHandler } from 'express';
+import { serviceUnavailable } from '../platform/errors';
+import { pageHeaders } from './page-policy';
 
 export const ADMIN_PATH = '/admin';
 
@@ -21,13 +21,6 @@ export const ADMIN_NOT_BUILT = 'Admin UI is not built; run npm run build';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
-
-function pageHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-}
 
 /** A request for a file (`/admin/assets/x.js`, `/admin/favicon.ico`) rather than a client route (`/admin/users/1`). */
 const looksLikeFile = (pathname: string) => pathname.startsWith('/assets/') || path.posix.extname(pathname) !== '';

@@ -37,7 +37,7 @@ describe('GET /openapi.json', () => {
 });
 
 describe('GET /docs', () => {
-  it('answers the reference page, which loads only this origin\'s scripts', async () => {
+  it("answers the reference page, which loads only this origin's scripts", async () => {
     for (const target of ['/docs', '/docs/']) {
       const res = await request(gateway.url).get(target);
       expect(res.status).toBe(200);
@@ -85,7 +85,9 @@ describe('GET /docs', () => {
       await page.locator('.information-container .title').filter({ hasText: 'Bookstore backend REST API' }).waitFor();
       await page.locator('.opblock').first().waitFor();
       expect(await page.locator('.opblock').count()).toBe(operationCount);
-      expect(await page.locator('.opblock-summary-path').allInnerTexts()).toEqual(expect.arrayContaining(['/api/payments/webhook', '/analytics/payments', '/auth/.well-known/jwks.json']));
+      expect(await page.locator('.opblock-summary-path').allInnerTexts()).toEqual(
+        expect.arrayContaining(['/api/payments/webhook', '/analytics/payments', '/auth/.well-known/jwks.json']),
+      );
 
       fs.mkdirSync(SCREENSHOTS_DIR, { recursive: true });
       await page.screenshot({ path: path.join(SCREENSHOTS_DIR, 'docs.png') });

@@ -4,9 +4,9 @@
  * swagger-ui-dist package: no CDN, no inline script, so the page runs under a strict CSP.
  */
 import path from 'node:path';
-import express, { Router, type RequestHandler, type Response } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import type { OpenApiDocument } from '../rest-compat/openapi';
-import { PAGE_CONTENT_SECURITY_POLICY } from './page-policy';
+import { pageHeaders } from './page-policy';
 
 export const DOCS_PATH = '/docs';
 export const OPENAPI_JSON_PATH = '/openapi.json';
@@ -48,13 +48,6 @@ const INIT = `window.addEventListener('load', function () {
   });
 });
 `;
-
-function pageHeaders(res: Response): void {
-  res.setHeader('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-}
 
 export function apiDocs(document: OpenApiDocument): Router {
   const json = JSON.stringify(document);

@@ -1,14 +1,15 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import request from 'supertest';
 import { ConfigError, loadConfig, type Config } from '../platform/config';
 import { rawRequest, startGateway, type RunningGateway } from '../test/gateway';
-import { expectEnvelope, notUnderContract, startStack, type Stack } from '../test/harness';
+import { send } from '../test/hostile';
+import { expectEnvelope, notUnderContract, startStack, UUID, type Stack } from '../test/harness';
 import { canonicalPath, upstreamFor } from './proxy';
 
 const SHOP = 'https://shop.example';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let stack: Stack;
 let gateway: RunningGateway;
@@ -89,7 +90,13 @@ describe('what the gateway forwards', () => {
   it('passes method, path, query, headers and body bytes unchanged, adding X-Request-Id and X-Forwarded-*', async () => {
     const body = Buffer.concat([Buffer.from('{ "a" :1.50,\r\n\t"b":"é" }'), Buffer.from([0x00, 0xff, 0xfe, 0x7f])]);
     const target = '/analytics/revenue/daily?from=2026-01-01&to=2026-01-31&q=a%20b&q=c';
-    const res = await rawRequest(recorded.url, 'POST', target, { 'Content-Type': 'application/octet-stream', Authorization: 'Bearer token-value', 'Stripe-Signature': 't=1,v1=abc' }, body);
+    const res = await rawRequest(
+      recorded.url,
+      'POST',
+      target,
+      { 'Content-Type': 'application/octet-stream', Authorization: 'Bearer token-value', 'Stripe-Signature': 't=1,v1=abc' },
+      body,
+    );
 
     const [seen] = recorder.received.splice(0);
     expect(seen.method).toBe('POST');
@@ -120,9 +127,17 @@ describe('what the gateway forwards', () => {
     expect(recorder.received.splice(0).map((r) => r.headers['x-request-id'])).toEqual(['order-42.retry:1', replaced.headers['x-request-id']]);
   });
 
-  it("appends the client's address to an incoming X-Forwarded-For", async () => {
-    await notUnderContract(request(recorded.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4');
-    expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4,\s*(::ffff:)?127\.0\.0\.1$/);
+  it("replaces a client's X-Forwarded-For with the address it saw, and sends the proof services believe only from it", async () => {
+    await notUnderContract(request(recorded.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4').set('X-Gateway-Proof', 'forged');
+    const [seen] = recorder.received.splice(0);
+    expect(seen.headers['x-forwarded-for']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(seen.headers['x-gateway-proof']).toBe(stack.config.trustProxy.proof);
+  });
+
+  it('appends to the X-Forwarded-For of a proxy in front of it that TRUST_PROXY names', async () => {
+    const behindProxy = await gatewayWith({ urls: { ...stack.config.urls, analytics: recorder.url }, trustProxy: { ...stack.config.trustProxy, frontProxies: ['127.0.0.1'] } });
+    await notUnderContract(request(behindProxy.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4');
+    expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4, (::ffff:)?127\.0\.0\.1$/);
   });
 });
 
@@ -139,15 +154,21 @@ describe('X-Request-Id with a real service', () => {
 });
 
 describe('rate limits per client behind the gateway', () => {
-  it('tells clients apart by X-Forwarded-For, and passes the 429 with Retry-After through', async () => {
-    // The auth service trusts loopback proxies (TRUST_PROXY): the gateway's appended address names the
-    // client. Here every client is on loopback too, so the address before it stands for the client.
-    const attempt = (client: string) => via().post('/auth/login').set('X-Forwarded-For', client).send({ email: 'nobody@example.com', password: 'Wrong12345', deviceId: 'd' });
-    for (let i = 0; i < 3; i += 1) expect((await attempt('203.0.113.7')).status).toBe(401);
-    const limited = await attempt('203.0.113.7');
-    expectEnvelope(limited, 429);
+  it('tells clients apart by the address the gateway saw, whatever they write in X-Forwarded-For, and passes the 429 with Retry-After through', async () => {
+    // The auth service believes the gateway's X-Forwarded-For; clients here connect from 127.0.0.2 and 127.0.0.3.
+    const attempt = (client: string, claimed: string) =>
+      send(gateway.url, {
+        method: 'POST',
+        path: '/auth/login',
+        localAddress: client,
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': claimed },
+        body: JSON.stringify({ email: 'nobody@example.com', password: 'Wrong12345', deviceId: 'd' }),
+      });
+    for (let i = 0; i < 3; i += 1) expect((await attempt('127.0.0.2', `203.0.113.${i}`)).status).toBe(401);
+    const limited = await attempt('127.0.0.2', '203.0.113.99');
+    expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await attempt('203.0.113.8')).status).toBe(401);
+    expect((await attempt('127.0.0.3', '203.0.113.0')).status).toBe(401);
   });
 });
 
@@ -190,6 +211,27 @@ describe('CORS', () => {
     expect((await request(open.url).get('/api/books').set('Origin', 'https://anyone.example')).headers['access-control-allow-origin']).toBe('*');
   });
 
+  it('allows the local development origins (any port of localhost and 127.0.0.1) when asked, and only those', async () => {
+    const local = await gatewayWith({ corsOrigins: [], corsAllowLocalhost: true });
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:5173', 'http://localhost:3000']) {
+      const res = await request(local.url).get('/api/books').set('Origin', origin);
+      expect(res.headers['access-control-allow-origin']).toBe(origin);
+      expect(res.headers['access-control-expose-headers']).toMatch(/X-Total-Count/);
+      const preflight = await request(local.url).options('/api/authors/create').set('Origin', origin).set('Access-Control-Request-Method', 'POST');
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe(origin);
+    }
+    for (const origin of ['https://localhost:5173', 'http://localhost.evil.example:5173', 'http://127.0.0.2:5173', 'http://localhost']) {
+      expect((await request(local.url).get('/api/books').set('Origin', origin)).headers['access-control-allow-origin']).toBeUndefined();
+    }
+  });
+
+  it('turns the local development origins on in the embedded default only', () => {
+    expect(loadConfig({}, { embedded: true }).corsAllowLocalhost).toBe(true);
+    expect(loadConfig({ INTERNAL_API_KEY: 'k' }).corsAllowLocalhost).toBe(false);
+    expect(loadConfig({ CORS_ALLOW_LOCALHOST: 'false' }, { embedded: true }).corsAllowLocalhost).toBe(false);
+  });
+
   it('reads CORS_ORIGINS as a comma-separated list of origins, failing fast on anything else', () => {
     const corsOrigins = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { CORS_ORIGINS: value }) }).corsOrigins;
     expect(corsOrigins()).toEqual([]);
@@ -209,12 +251,35 @@ describe('path routing', () => {
     expect(upstreamFor('/api/user')).toBe('user');
     expect(upstreamFor('/api/users')).toBeUndefined();
     expect(upstreamFor('/analytics/dashboard')).toBe('analytics');
+    expect(upstreamFor('/api/authors/')).toBe('book');
+    expect(upstreamFor('/api/categories/create')).toBe('book');
+    expect(upstreamFor('/api/publishers/x')).toBe('book');
+    expect(upstreamFor('/api/authorsx')).toBeUndefined();
+  });
+
+  it('serves the catalogue prefixes of the book service through the gateway', async () => {
+    for (const path of ['/api/authors/', '/api/categories/', '/api/publishers/']) {
+      const res = await via().get(path);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual((await request(stack.urls.book).get(path)).body);
+    }
   });
 
   it('reads a path as leniently as any layer could', () => {
     expect(canonicalPath('/API//user/./x/..\\%2563reate;a=b/')).toBe('/api/user/create');
     expect(canonicalPath('/a/%zz/%2')).toBe('/a/%zz/%2');
     expect(canonicalPath('/../..')).toBe('/');
+  });
+
+  it('reads a plain path the same on its short way as on the long one', () => {
+    const longWay = (path: string) => canonicalPath(`${path}/.`);
+    fc.assert(
+      fc.property(fc.stringMatching(/^(\/[A-Za-z0-9._~%;\\ -]{0,6}){1,5}\/?$/), (path) => {
+        expect(canonicalPath(path)).toBe(longWay(path));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const path of ['/', '/API/Books/', '/api/books/9780134685991', '/auth/internal/', '/a.b/c~d_e-f']) expect(canonicalPath(path)).toBe(longWay(path));
   });
 });
 
@@ -254,7 +319,12 @@ describe('actuator', () => {
   });
 
   it('health: by default asks every upstream of the table, and marks one that is not there DOWN (503)', async () => {
-    const urls = { ...stack.config.urls, order: `http://127.0.0.1:${await closedPort()}`, payment: `http://127.0.0.1:${await closedPort()}`, analytics: `http://127.0.0.1:${await closedPort()}` };
+    const urls = {
+      ...stack.config.urls,
+      order: `http://127.0.0.1:${await closedPort()}`,
+      payment: `http://127.0.0.1:${await closedPort()}`,
+      analytics: `http://127.0.0.1:${await closedPort()}`,
+    };
     const partial = await gatewayWith({ urls });
     const res = await request(partial.url).get('/actuator/health');
     expect(res.status).toBe(503);

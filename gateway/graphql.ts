@@ -1,33 +1,40 @@
 /**
  * The gateway's federated endpoint: @apollo/gateway over the committed schema/supergraph.graphql,
  * served by Apollo Server 5 at `/graphql`. It forwards the caller's Authorization and X-Request-Id
- * to the subgraphs (which authorize), limits depth and cost, and never shows a stack trace.
+ * to the subgraphs (which authorize), applies the GraphQL limits (platform/query-limits.ts, the same ones
+ * every subgraph installs), and never shows a stack trace.
  */
 import fs from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
-import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
+import type { Fetcher } from '@apollo/utils.fetcher';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
+import { gatewayForwarding } from '../platform/forwarded';
+import { sendJson } from '../platform/http';
 import type { Logger } from '../platform/logger';
-import { requestId } from '../rest-compat/app';
-import type { GraphqlHalf } from './index';
-import { DEFAULT_QUERY_LIMITS, MAX_QUERY_TOKENS, limitViolation, measureOperation, type QueryLimits } from './query-limits';
+import { outgoingHeaders, runInContext } from '../platform/request-context';
+import { answeredBeforeTheApp, requestId } from '../rest-compat/app';
+import type { FrontHandler, GraphqlHalf } from './index';
+import { createSubgraphFetcher } from './subgraph-fetcher';
+import { DEFAULT_QUERY_LIMITS, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
 const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred';
 
 export interface GatewayContext {
-  authorization?: string;
-  requestId: string;
+  /** Who the client is, for the subgraphs (platform/forwarded.ts). */
+  forwarded?: Record<string, string>;
 }
 
 export interface GraphqlGatewayDeps {
-  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'>;
+  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy'>>;
   logger: Logger;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
@@ -36,25 +43,38 @@ export interface GraphqlGatewayDeps {
 
 export interface GraphqlGateway {
   mount(app: Express): Promise<void>;
+  /**
+   * Once mounted, answers on the server, before the Express app, the requests nearly every client
+   * sends: `POST /graphql` with a JSON body of declared length within the limit. Their answer is the
+   * one the app's route gives (the same Apollo Server, request id, context and malformed-JSON
+   * answer); everything else (GET, other media types, compressed or chunked bodies, a query string)
+   * goes to the app. A profile of the dashboard query had Express's router and body parser among the
+   * gateway's top frames.
+   */
+  front: FrontHandler;
   stop(): Promise<void>;
 }
 
 /** Sends each subgraph request to the service's current URL with the caller's credentials and request id. */
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  constructor(private readonly subgraphUrl: () => string) {
-    // Node's own fetch (undici, pooled keep-alive connections). The default, make-fetch-happen over
-    // agent-base, built an Error stack per request to tell http from https: a profile of the
-    // dashboard query showed it among the gateway's hottest frames.
-    super({ url: subgraphUrl(), fetcher: fetch as unknown as NonNullable<ConstructorParameters<typeof RemoteGraphQLDataSource>[0]>['fetcher'] });
+  constructor(
+    private readonly subgraphUrl: () => string,
+    fetcher: Fetcher,
+  ) {
+    // Kept-alive node:http connections (gateway/subgraph-fetcher.ts). The default, make-fetch-happen
+    // over agent-base, built an Error stack per request to tell http from https; Node's fetch wraps
+    // each call in web streams: both showed among the gateway's hottest frames under load.
+    super({ url: subgraphUrl(), fetcher });
   }
 
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     if (!request.http) return;
     // Read per request: the supergraph's routing URLs are defaults; config.urls is the truth (port 0 in tests).
     request.http = { ...request.http, url: this.subgraphUrl() };
-    // The gateway's own health checks and supergraph loads have an empty context.
-    if (context.authorization) request.http.headers.set('authorization', context.authorization);
-    if (context.requestId) request.http.headers.set('x-request-id', context.requestId);
+    // From the request context; the gateway's own health checks and supergraph loads run outside any request.
+    for (const [name, value] of Object.entries(outgoingHeaders(true))) request.http.headers.set(name, value);
+    const { forwarded } = context as Partial<GatewayContext>;
+    for (const [name, value] of Object.entries(forwarded ?? {})) request.http.headers.set(name, value);
   }
 }
 
@@ -76,7 +96,7 @@ function uncodedClientError(error: unknown): boolean {
  */
 export function formatGatewayError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
   const source = formatted.extensions ?? {};
-  const code = uncodedClientError(error) ? 'BAD_REQUEST' : source.code;
+  const code = queryLimitCode(error) ?? (uncodedClientError(error) ? 'BAD_REQUEST' : source.code);
   const extensions: Record<string, unknown> = { code: code ?? 'INTERNAL_SERVER_ERROR' };
   for (const key of SAFE_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
   const internal = extensions.code === 'INTERNAL_SERVER_ERROR';
@@ -88,12 +108,12 @@ function internalErrorLog(logger: Logger): ApolloServerPlugin<GatewayContext> {
   return {
     async requestDidStart() {
       return {
-        async didEncounterErrors({ contextValue, errors }) {
+        async didEncounterErrors({ errors }) {
           for (const error of errors) {
             const code = error.extensions?.code;
             if ((code !== undefined && code !== 'INTERNAL_SERVER_ERROR') || uncodedClientError(error)) continue;
             if (error.message === INTERNAL_ERROR_MESSAGE) continue; // a subgraph's, already logged there
-            logger.error({ message: error.message, path: error.path, serviceName: error.extensions?.serviceName, requestId: contextValue.requestId }, 'graphql gateway error');
+            logger.error({ message: error.message, path: error.path, serviceName: error.extensions?.serviceName }, 'graphql gateway error');
           }
         },
       };
@@ -126,27 +146,15 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
   };
 }
 
-function limitsPlugin(limits: QueryLimits): ApolloServerPlugin<GatewayContext> {
-  return {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ document, operationName, request, schema }) {
-          const measure = measureOperation(document, { schema, operationName, variables: request.variables ?? {}, limits });
-          const violation = limitViolation(measure, limits);
-          if (violation) throw violation;
-        },
-      };
-    },
-  };
-}
-
 /** The gateway's app gives every request its id first; mounted on another app, this does (the same rule). */
 const withRequestId: RequestHandler = (req, res, next) => (req.requestId ? next() : requestId(req, res, next));
+
+const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: 'BAD_REQUEST' } }] };
 
 /** JSON body errors on /graphql answered as GraphQL errors rather than an HTML page. */
 const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, next) => {
   if (error.type === 'entity.parse.failed') {
-    res.status(400).json({ errors: [{ message: 'Malformed JSON request body', extensions: { code: 'BAD_REQUEST' } }] });
+    res.status(400).json(MALFORMED_JSON);
   } else if (error.type === 'entity.too.large') {
     res.status(413).json({ errors: [{ message: `Request body exceeds the ${GRAPHQL_BODY_LIMIT} limit`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
   } else {
@@ -154,30 +162,116 @@ const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, ne
   }
 };
 
+/** `express.json({ limit: GRAPHQL_BODY_LIMIT })`'s limit in bytes. */
+const GRAPHQL_BODY_LIMIT_BYTES = 1024 * 1024;
+/** The media types `express.json()` reads as they are; any other goes through the app. */
+const PLAIN_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+
+/** A request the front path can take: see GraphqlGateway.front. */
+function plainJsonPost(req: http.IncomingMessage): boolean {
+  if (req.method !== 'POST' || req.url !== '/graphql') return false;
+  const type = req.headers['content-type'];
+  const encoding = req.headers['content-encoding'];
+  const length = req.headers['content-length'];
+  return (
+    type !== undefined &&
+    PLAIN_JSON_TYPES.has(type.toLowerCase()) &&
+    (encoding === undefined || encoding.toLowerCase() === 'identity') &&
+    req.headers['transfer-encoding'] === undefined &&
+    length !== undefined &&
+    Number(length) <= GRAPHQL_BODY_LIMIT_BYTES
+  );
+}
+
+/**
+ * A JSON body as `express.json()` reads it: empty is `{}`, a byte-order mark is dropped, and only an
+ * object or an array at the top (its strict mode); anything else is undefined, for the 400.
+ */
+function parseJsonBody(bytes: Buffer): unknown {
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  if (text === '') return {};
+  if (!/^[\x20\x09\x0a\x0d]*[{[]/.test(text)) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const { config } = deps;
   const logger = deps.logger.child({ component: 'graphql-gateway' });
   const limits = deps.limits ?? DEFAULT_QUERY_LIMITS;
+  const limitsOptions = queryLimits<GatewayContext>(limits);
+  const forwarding = config.trustProxy ? gatewayForwarding(config.trustProxy) : undefined;
   if (!config.apolloTelemetryDisabled) logger.info('Apollo usage telemetry is enabled (APOLLO_TELEMETRY_DISABLED=0)');
   let server: ApolloServer<GatewayContext> | undefined;
+  const subgraphs = createSubgraphFetcher();
+
+  /** The Apollo Server's answer to one JSON post, as expressMiddleware would send it. */
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, running: ApolloServer<GatewayContext>, bytes: Buffer): Promise<void> => {
+    const body = parseJsonBody(bytes);
+    if (body === undefined) {
+      sendJson(res, 400, MALFORMED_JSON);
+      return;
+    }
+    const headers = new HeaderMap();
+    for (const name in req.headers) {
+      const value = req.headers[name];
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const response = await running.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+      context: async () => ({ forwarded: forwarding?.headers(req) }),
+    });
+    for (const [name, value] of response.headers) res.setHeader(name, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.setHeader('Content-Length', Buffer.byteLength(response.body.string));
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
+  };
+
+  const front: FrontHandler = (req, res) => {
+    const running = server;
+    if (!running || !plainJsonPost(req)) return false;
+    const id = answeredBeforeTheApp(req, res);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('error', () => res.destroy());
+    req.once('end', () => {
+      runInContext({ requestId: id, authorization: req.headers.authorization }, () => {
+        answer(req, res, running, Buffer.concat(chunks)).catch((error: unknown) => {
+          logger.error({ err: error, requestId: id }, 'graphql gateway error');
+          if (res.headersSent) res.destroy();
+          else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+        });
+      });
+    });
+    return true;
+  };
 
   return {
+    front,
     async mount(app) {
       const gateway = new ApolloGateway({
         supergraphSdl: deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8'),
         logger,
-        buildService: ({ name, url }) =>
-          new ForwardingDataSource(() => (name in config.urls ? `${config.urls[name as ServiceName]}/graphql` : (url ?? ''))),
+        buildService: ({ name, url }) => new ForwardingDataSource(() => (name in config.urls ? `${config.urls[name as ServiceName]}/graphql` : (url ?? '')), subgraphs.fetch),
       });
       server = new ApolloServer<GatewayContext>({
         gateway,
-        plugins: [ApolloServerPluginLandingPageDisabled(), runnableOperation(), limitsPlugin(limits), internalErrorLog(logger)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), runnableOperation(), ...limitsOptions.plugins, internalErrorLog(logger)],
+        validationRules: limitsOptions.validationRules,
         logger,
         introspection: true,
         csrfPrevention: true,
         includeStacktraceInErrorResponses: false,
         stopOnTerminationSignals: false,
-        parseOptions: { maxTokens: MAX_QUERY_TOKENS },
+        parseOptions: limitsOptions.parseOptions,
         formatError: formatGatewayError,
       });
       await server.start();
@@ -186,7 +280,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
         withRequestId,
         express.json({ limit: GRAPHQL_BODY_LIMIT }),
         expressMiddleware(server, {
-          context: async ({ req }) => ({ authorization: req.headers.authorization, requestId: req.requestId }),
+          context: async ({ req }) => ({ forwarded: forwarding?.headers(req) }),
         }),
         bodyErrors,
       );
@@ -194,13 +288,14 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
     async stop() {
       await server?.stop();
       server = undefined;
+      subgraphs.close();
     },
   };
 }
 
-/** The hook the starters hand to `createGateway` (`mountGraphql`): mounts /graphql, returns its stop. */
+/** The hook the starters hand to `createGateway` (`mountGraphql`): mounts /graphql, returns its stop and front handler. */
 export const graphqlHalf: GraphqlHalf = (deps) => async (app) => {
   const graphql = createGraphqlGateway(deps);
   await graphql.mount(app);
-  return () => graphql.stop();
+  return { stop: () => graphql.stop(), front: graphql.front };
 };

@@ -4,13 +4,17 @@
  * contract at /openapi.json and /docs, then the 404 and error envelopes. No business rule lives here
  * (STYLE 13), and no body is parsed before the proxy.
  */
+import type http from 'node:http';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { SERVICE_NAMES, type Config, type ServiceName } from '../platform/config';
+import { gatewayForwarding } from '../platform/forwarded';
+import { actuatorRouter } from '../platform/actuator';
 import { listen, type Listening } from '../platform/http';
 import type { Logger } from '../platform/logger';
-import { errorHandler, methodNotAllowed, notFoundHandler, requestId } from '../rest-compat/app';
+import { outgoingHeaders } from '../platform/request-context';
+import { errorHandler, methodNotAllowed, noSniff, notFoundHandler, requestId } from '../rest-compat/app';
 import { loadOpenApiDocument } from '../rest-compat/openapi';
 import { adminStatic } from './admin-static';
 import { apiDocs } from './docs';
@@ -19,11 +23,20 @@ import { createRestProxy } from './proxy';
 /** Drains what the GraphQL half started (the Apollo server and gateway); `stop()` awaits it. */
 export type GraphqlStop = () => Promise<void>;
 
+/** Answers a request on the server before the Express app and returns true, or returns false and leaves it to the app. */
+export type FrontHandler = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
+/** What a mounted GraphQL half gives back: its stop, and the requests it answers before the app. */
+export interface MountedGraphql {
+  stop: GraphqlStop;
+  front?: FrontHandler;
+}
+
 /**
  * Mounts `/graphql` (with its own JSON parser) on the gateway's app, after the REST proxy and before
- * the 404 handler. It may return a stop function.
+ * the 404 handler, and returns its stop and front handler.
  */
-export type MountGraphql = (app: Express) => void | GraphqlStop | Promise<void | GraphqlStop>;
+export type MountGraphql = (app: Express) => MountedGraphql | Promise<MountedGraphql>;
 
 /** What the GraphQL half (gateway/graphql.ts) hands the starters: given config and logger, its mount hook. */
 export type GraphqlHalf = (deps: { config: Config; logger: Logger }) => MountGraphql;
@@ -50,29 +63,33 @@ export interface GatewayRuntime {
 
 const HEALTH_TIMEOUT_MS = 2000;
 
-type Component = { status: 'UP' } | { status: 'DOWN'; error: string };
-
-async function upstreamHealth(url: string, requestIdValue: string): Promise<Component> {
+/** An upstream's own health: it answers UP in time, or the check rejects with why not. */
+async function upstreamHealth(url: string): Promise<void> {
+  let res: Response;
   try {
-    const res = await fetch(`${url}/actuator/health`, { headers: { 'X-Request-Id': requestIdValue }, signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    const body = (await res.json().catch(() => undefined)) as { status?: unknown } | undefined;
-    return res.ok && body?.status === 'UP' ? { status: 'UP' } : { status: 'DOWN', error: `health answered ${res.status}` };
+    res = await fetch(`${url}/actuator/health`, { headers: outgoingHeaders(), signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
   } catch (error) {
-    if (error instanceof Error && error.name === 'TimeoutError') return { status: 'DOWN', error: `no answer within ${HEALTH_TIMEOUT_MS} ms` };
+    if (error instanceof Error && error.name === 'TimeoutError') throw new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`);
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    return { status: 'DOWN', error: cause ?? (error instanceof Error ? error.message : String(error)) };
+    throw cause ? new Error(cause) : error;
   }
+  const body = (await res.json().catch(() => undefined)) as { status?: unknown } | undefined;
+  if (!res.ok || body?.status !== 'UP') throw new Error(`health answered ${res.status}`);
 }
 
-/** Browsers get CORS headers only for the configured origins; the gateway answers their preflights. */
-function corsFor(origins: readonly string[]): RequestHandler[] {
-  if (origins.length === 0) return [];
+/** A page served from the developer's own machine, on any port. */
+const LOCAL_DEV_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1):\d{1,5}$/;
+
+/** Browsers get CORS headers only for the configured origins (and local pages when allowed); the gateway answers their preflights. */
+function corsFor(origins: readonly string[], allowLocalhost: boolean): RequestHandler[] {
+  if (origins.length === 0 && !allowLocalhost) return [];
   const anyOrigin = origins.includes('*');
+  const allowed = (origin: string) => origins.includes(origin) || (allowLocalhost && LOCAL_DEV_ORIGIN.test(origin));
   const policy = cors({
-    origin: anyOrigin ? '*' : (origin, allow) => allow(null, origin !== undefined && origins.includes(origin) ? origin : false),
+    origin: anyOrigin ? '*' : (origin, allow) => allow(null, origin !== undefined && allowed(origin) ? origin : false),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name'],
-    exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Total-Count'],
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
@@ -92,55 +109,51 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
   const registry = new Registry();
   registry.setDefaultLabels({ service: 'gateway' });
   collectDefaultMetrics({ register: registry });
-  const proxy = createRestProxy({ config, logger, registry, timeoutMs: deps.upstreamTimeoutMs });
+  // Who the client is: the connection's address unless it is a proxy TRUST_PROXY names (platform/forwarded.ts).
+  const forwarding = gatewayForwarding(config.trustProxy);
+  const cors = corsFor(config.corsOrigins, config.corsAllowLocalhost);
+  const proxy = createRestProxy({ config, logger, registry, timeoutMs: deps.upstreamTimeoutMs, forwardedHeaders: forwarding.headers });
   const openApiDocument = loadOpenApiDocument();
 
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId, ...corsFor(config.corsOrigins));
+  app.set('trust proxy', forwarding.trustProxy);
+  app.use(noSniff, requestId, ...cors);
 
-  app
-    .route('/actuator/health')
-    .get(async (req, res) => {
-      const components = Object.fromEntries(await Promise.all(healthChecks.map(async (name) => [name, await upstreamHealth(config.urls[name], req.requestId)] as const)));
-      const up = Object.values(components).every((component) => component.status === 'UP');
-      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
-    })
-    .all(methodNotAllowed);
-  app
-    .route('/actuator/info')
-    .get((_req, res) => {
-      res.json({ app: { name: 'gateway', description: 'REST path-proxy and federated GraphQL entry point' }, node: process.version });
-    })
-    .all(methodNotAllowed);
-  app
-    .route('/actuator/prometheus')
-    .get(async (_req, res) => {
-      res.type(registry.contentType).send(await registry.metrics());
-    })
-    .all(methodNotAllowed);
+  const upstreams = Object.fromEntries(healthChecks.map((name) => [name, () => upstreamHealth(config.urls[name])]));
+  app.use(actuatorRouter({ name: 'gateway', description: 'REST path-proxy and federated GraphQL entry point', health: upstreams, registry, otherMethods: methodNotAllowed }));
 
   app.use(proxy.handler);
-  const stopGraphql = (await deps.mountGraphql?.(app)) ?? undefined;
+  const graphql = await deps.mountGraphql?.(app);
   app.use(adminStatic(deps.adminDir));
   // The REST contract, parsed once here: /openapi.json and the Swagger UI reference at /docs.
   app.use(apiDocs(openApiDocument));
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
 
+  // Proxied REST requests and JSON GraphQL posts are answered before the app, which has nothing to
+  // add to them; a browser's request while CORS is on goes through the app for its CORS answer.
+  const front: FrontHandler = (req, res) => (cors.length === 0 || req.headers.origin === undefined) && (proxy.direct(req, res) || graphql?.front?.(req, res) === true);
+
   let listening: Listening | undefined;
   return {
     name: 'gateway',
     app,
     async start(port, host = '0.0.0.0') {
-      listening = await listen(app, port, host);
+      listening = await listen(
+        (req, res) => {
+          if (!front(req, res)) app(req, res);
+        },
+        port,
+        host,
+      );
       logger.info({ port: listening.port }, 'gateway listening');
       return listening.port;
     },
     async stop() {
       await listening?.close();
-      await stopGraphql?.();
+      await graphql?.stop();
       proxy.close();
       logger.info('gateway stopped');
     },

@@ -1,30 +1,41 @@
 /**
- * The REST half of the gateway (CONTRACT §9): a path-proxy table over http-proxy-middleware. Paths,
- * bodies and answers pass unchanged; the gateway adds X-Request-Id and X-Forwarded-*, hides the
- * internal-only route, and answers the contract's 503 for a service that is down or too slow.
+ * The REST half of the gateway (CONTRACT §9): a path-proxy table over node:http with kept-alive
+ * upstream connections. Paths, bodies and answers pass unchanged (bodies are streamed, never
+ * parsed); the gateway adds X-Request-Id and sets X-Forwarded-* (who the client is, believed by the
+ * services only from the gateway: platform/forwarded.ts), hides the internal-only route, and answers
+ * the contract's 503 for a service that is down or too slow. It does per request only what that
+ * takes: a profile under load had http-proxy-middleware's layers among the gateway's hottest frames,
+ * and later Express's router and a second timer per request. So a proxied request is answered
+ * before the Express app sees it (`direct`, put in front of the app on the server), with the same
+ * headers the app's middleware would add; what needs the app (the 404 of an internal-only route, a
+ * browser's request while CORS is on: gateway/index.ts) goes through it, to the same proxy as a
+ * middleware.
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
-import type { Request, RequestHandler, Response } from 'express';
-import { createProxyMiddleware } from 'http-proxy-middleware';
+import type { RequestHandler } from 'express';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Config, ServiceName } from '../platform/config';
 import type { Logger } from '../platform/logger';
-import { errorEnvelope, notFound } from '../rest-compat/errors';
+import { errorEnvelope, notFound } from '../platform/errors';
+import { sendJson } from '../platform/http';
+import { answeredBeforeTheApp } from '../rest-compat/app';
 
 /** Path prefix → service. A prefix matches itself and what lies below it, never `/authors`. */
 export const PROXY_TABLE: readonly { prefix: string; service: ServiceName }[] = [
   { prefix: '/auth', service: 'auth' },
   { prefix: '/api/user', service: 'user' },
   { prefix: '/api/books', service: 'book' },
+  { prefix: '/api/authors', service: 'book' },
+  { prefix: '/api/categories', service: 'book' },
+  { prefix: '/api/publishers', service: 'book' },
   { prefix: '/api/orders', service: 'order' },
   { prefix: '/api/payments', service: 'payment' },
   { prefix: '/analytics', service: 'analytics' },
 ];
 
 /** Routes that services call on each other; from outside they do not exist (404). */
-const INTERNAL_ONLY = ['/api/user/create'];
+const INTERNAL_ONLY = ['/api/user/create', '/auth/internal'];
 
 /** How long an upstream may take to connect and answer, or stall mid-answer, before the client gets 503. */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -40,6 +51,9 @@ export function upstreamFor(pathname: string): ServiceName | undefined {
   return PROXY_TABLE.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))?.service;
 }
 
+/** `/` or segments that each start with a character other than a dot and hold only unreserved characters, with at most a trailing slash. */
+const PLAIN_PATH = /^(?:\/|(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+\/?)$/;
+
 /**
  * The path as the most lenient reader could take it: percent-decoded until nothing changes (double
  * encoding included), backslashes as slashes (`url.parse` in http-proxy does that), lower case, empty
@@ -47,6 +61,9 @@ export function upstreamFor(pathname: string): ServiceName | undefined {
  * ends of a segment removed. Internal routes are refused on this form, so no such trick reaches them.
  */
 export function canonicalPath(pathname: string): string {
+  // Plain segments (no escape, backslash, parameter, blank, empty or dot segment) read the same by
+  // every layer: only case and a trailing slash differ. Most paths are such; the rest take the long way.
+  if (PLAIN_PATH.test(pathname)) return pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1).toLowerCase() : pathname.toLowerCase();
   let path = pathname;
   for (;;) {
     const decoded = path.replace(/%([0-9a-f]{2})/gi, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
@@ -55,7 +72,6 @@ export function canonicalPath(pathname: string): string {
   }
   const segments: string[] = [];
   for (const raw of path.replace(/\\/g, '/').toLowerCase().split('/')) {
-    // eslint-disable-next-line no-control-regex
     const segment = raw.split(';', 1)[0].replace(/^[\s\u0000-\u001f\u007f]+|[\s\u0000-\u001f\u007f]+$/g, '');
     if (segment === '' || segment === '.') continue;
     if (segment === '..') segments.pop();
@@ -75,9 +91,19 @@ export interface RestProxyOptions {
   logger: Logger;
   registry: Registry;
   timeoutMs?: number;
+  /** The X-Forwarded-* headers (and the gateway's proof) a service gets for a request (platform/forwarded.ts). */
+  forwardedHeaders: (req: http.IncomingMessage) => Record<string, string>;
 }
 
 export interface RestProxy {
+  /**
+   * Put before the Express app on the server: proxies a request for a service and returns true, or
+   * returns false and leaves it to the app (every other path, internal-only routes for the 404).
+   * A proxied request needs nothing else of the app, so the hot path skips Express's router and
+   * request decoration.
+   */
+  direct(req: http.IncomingMessage, res: http.ServerResponse): boolean;
+  /** The same as an Express middleware, for what `direct` leaves to the app. */
   handler: RequestHandler;
   /** Drops the kept-alive upstream connections. */
   close(): void;
@@ -86,7 +112,6 @@ export interface RestProxy {
 export function createRestProxy(options: RestProxyOptions): RestProxy {
   const { config, logger } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const upstreamOf = new WeakMap<http.IncomingMessage, ServiceName>();
 
   const duration = new Histogram({
     name: 'gateway_upstream_request_duration_seconds',
@@ -102,68 +127,132 @@ export function createRestProxy(options: RestProxyOptions): RestProxy {
     registers: [options.registry],
   });
 
-  const answerUnavailable = (error: Error, req: Request, res: Response | Socket) => {
-    const upstream = upstreamOf.get(req) ?? 'unknown';
+  const answerUnavailable = (error: Error, req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string) => {
     unavailable.inc({ upstream });
-    logger.warn({ err: error, upstream, requestId: req.requestId, path: req.path }, 'upstream unavailable');
-    if (!('headersSent' in res) || res.headersSent) {
+    const path = pathnameOf(req.url ?? '');
+    logger.warn({ err: error, upstream, requestId, path }, 'upstream unavailable');
+    if (res.headersSent) {
       // Nothing sensible can follow a half-sent answer: cut it so the client sees the failure.
       res.destroy();
       return;
     }
-    res.status(503).json(errorEnvelope(503, `Service unavailable: ${upstream}`, pathnameOf(req.originalUrl)));
+    sendJson(res, 503, errorEnvelope(503, `Service unavailable: ${upstream}`, path));
   };
 
-  // Keep-alive: without an agent http-proxy sends `Connection: close` and pays a handshake per request.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
-  const proxyWith = (agent: http.Agent) =>
-    createProxyMiddleware<Request, Response>({
-      router: (req) => config.urls[upstreamOf.get(req) as ServiceName],
-      agent,
-      // The Host the target expects (virtual hosts, TLS names); the client's is in X-Forwarded-Host.
-      changeOrigin: true,
-      xfwd: true,
-      // Answers pass as the service wrote them, header-name case included.
-      preserveHeaderKeyCase: true,
-      // Stalls once connected; the deadline below also covers connecting and waiting for the head.
-      proxyTimeout: timeoutMs,
-      on: {
-        proxyReq: (proxyReq) => {
-          const deadline = setTimeout(() => {
-            proxyReq.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-          }, timeoutMs);
-          proxyReq.once('response', () => clearTimeout(deadline));
-          proxyReq.once('close', () => clearTimeout(deadline));
-        },
-        error: answerUnavailable,
-      },
+  // Upstream connections are kept alive and reused; a connection per request would pay a TCP handshake each time.
+  const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+  const targets = new Map<string, URL>();
+  const targetOf = (base: string): URL => {
+    let target = targets.get(base);
+    if (!target) {
+      target = new URL(base);
+      targets.set(base, target);
+    }
+    return target;
+  };
+
+  /**
+   * Sends `req` to the upstream and streams its answer back: the path and query as received, the
+   * body bytes as they arrive, the answer's status, headers (in the service's spelling) and body.
+   */
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string): void => {
+    const target = targetOf(config.urls[upstream]);
+    const headers: http.OutgoingHttpHeaders = { ...req.headers };
+    // The Host the target expects (virtual hosts, TLS names); the client's goes on in X-Forwarded-Host.
+    headers.host = target.host;
+    const bodiless = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
+    if ((req.method === 'DELETE' || req.method === 'OPTIONS') && bodiless) headers['content-length'] = '0';
+    const client = target.protocol === 'https:' ? https : http;
+    const upstreamReq = client.request({
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port || undefined,
+      method: req.method,
+      path: `${target.pathname === '/' ? '' : target.pathname}${req.url ?? ''}`,
+      headers,
+      agent: agents[target.protocol as keyof typeof agents],
     });
-  const viaHttp = proxyWith(agents.http);
-  const viaHttps = proxyWith(agents.https);
+    let failed = false;
+    const fail = (error: Error) => {
+      if (failed) return;
+      failed = true;
+      upstreamReq.destroy();
+      answerUnavailable(error, req, res, upstream, requestId);
+    };
+    upstreamReq.once('socket', (socket) => socket.setNoDelay(true));
+    // One bound covers connecting, waiting for the answer and a stall mid-answer: the socket's idle
+    // timeout, which runs from the moment the request has a socket. Before the answer's head the
+    // client gets the 503; after it, the answer is cut (the client sees it broken off).
+    upstreamReq.setTimeout(timeoutMs, () => upstreamReq.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    upstreamReq.on('error', fail);
+    upstreamReq.once('response', (upstreamRes) => {
+      upstreamRes.on('error', fail);
+      upstreamRes.once('aborted', () => fail(Object.assign(new Error('the upstream broke off its answer'), { code: 'ECONNRESET' })));
+      res.statusCode = upstreamRes.statusCode ?? 502;
+      if (upstreamRes.statusMessage) res.statusMessage = upstreamRes.statusMessage;
+      // Answers pass as the service wrote them, header-name case included.
+      const raw = upstreamRes.rawHeaders;
+      const spelled = new Map<string, string>();
+      for (let i = 0; i < raw.length; i += 2) spelled.set(raw[i].toLowerCase(), raw[i]);
+      const upstreamHeaders = upstreamRes.headers;
+      if (req.httpVersion === '1.0') delete upstreamHeaders['transfer-encoding'];
+      if (upstreamHeaders.connection === undefined)
+        upstreamHeaders.connection = req.httpVersion === '1.0' ? (req.headers.connection ?? 'close') : (req.headers.connection ?? 'keep-alive');
+      for (const name in upstreamHeaders) {
+        const value = upstreamHeaders[name];
+        if (value !== undefined) res.setHeader(spelled.get(name) ?? name, value);
+      }
+      upstreamRes.pipe(res);
+    });
+    const end = duration.startTimer({ upstream, method: req.method });
+    res.once('close', () => {
+      end({ status: String(res.statusCode) });
+      // A client that goes away takes the upstream request with it.
+      if (!res.writableFinished) upstreamReq.destroy();
+    });
+    if (bodiless) upstreamReq.end();
+    else req.pipe(upstreamReq);
+  };
+
+  /** The gateway's part of a proxied request: the request id settled on, the forwarded headers set, the request sent. */
+  const proxy = (req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string): void => {
+    req.headers['x-request-id'] = requestId;
+    delete req.headers.forwarded;
+    Object.assign(req.headers, options.forwardedHeaders(req));
+    forward(req, res, upstream, requestId);
+  };
+
+  const upstreamOf = (req: http.IncomingMessage): ServiceName | undefined => {
+    const url = req.url ?? '';
+    // Only origin-form targets (`/path`) are routed; `http://host/path` and `*` end in the 404.
+    if (!url.startsWith('/')) return undefined;
+    const pathname = pathnameOf(url);
+    return isInternalOnly(pathname) ? undefined : upstreamFor(pathname);
+  };
+
+  const direct = (req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+    const upstream = upstreamOf(req);
+    if (upstream === undefined) return false;
+    proxy(req, res, upstream, answeredBeforeTheApp(req, res));
+    return true;
+  };
 
   const handler: RequestHandler = (req, res, next) => {
-    const pathname = pathnameOf(req.url);
-    if (isInternalOnly(pathname)) throw notFound(`No route for ${req.method} ${req.path}`, 'ROUTE_NOT_FOUND');
-    // Only origin-form targets (`/path`) are routed; `http://host/path` and `*` end in the 404.
-    const upstream = pathname.startsWith('/') ? upstreamFor(pathname) : undefined;
-    if (upstream === undefined) {
-      next();
+    const upstream = upstreamOf(req);
+    if (upstream !== undefined) {
+      proxy(req, res, upstream, req.requestId);
       return;
     }
-    upstreamOf.set(req, upstream);
-    // The id the gateway settled on (a valid incoming one, or a new one) is the one the service sees.
-    req.headers['x-request-id'] = req.requestId;
-    const end = duration.startTimer({ upstream, method: req.method });
-    res.once('close', () => end({ status: String(res.statusCode) }));
-    const proxy = config.urls[upstream].startsWith('https:') ? viaHttps : viaHttp;
-    return proxy(req, res, next);
+    if (isInternalOnly(pathnameOf(req.url))) throw notFound(`No route for ${req.method} ${req.path}`, 'ROUTE_NOT_FOUND');
+    next();
   };
 
   return {
+    direct,
     handler,
     close() {
-      agents.http.destroy();
-      agents.https.destroy();
+      agents['http:'].destroy();
+      agents['https:'].destroy();
     },
   };
 }

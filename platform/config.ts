@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { addressMatcher, gatewayProof, type ForwardedTrust } from './forwarded';
 
 export type ServiceName = 'auth' | 'user' | 'book' | 'order' | 'payment' | 'analytics';
 
@@ -30,8 +31,13 @@ export interface Config {
   /** Prefix of every topic and consumer group, so several systems can share one broker. */
   eventNamespace: string;
   internalApiKey: string;
-  /** Express `trust proxy`: which peers may say who the client is (X-Forwarded-For), for per-client rate limits. */
-  trustProxy: string;
+  /**
+   * Whose forwarded headers (X-Forwarded-For: the client, for per-client rate limits) are believed,
+   * in the gateway and in the services (platform/forwarded.ts): `GATEWAY_ADDRESSES` (the gateway's
+   * addresses, loopback by default), `TRUST_PROXY` (the proxies in front of the gateway, none by
+   * default) and the gateway's proof, derived from INTERNAL_API_KEY.
+   */
+  trustProxy: ForwardedTrust;
   /** Address every listener binds: all interfaces in containers, loopback for the embedded default. */
   bindHost: string;
   ports: Record<ServiceName | 'gateway', number>;
@@ -39,13 +45,44 @@ export interface Config {
   urls: Record<ServiceName, string>;
   /** Browser origins the gateway allows cross-origin (CORS); empty allows none, `*` allows any. */
   corsOrigins: string[];
+  /**
+   * Also allow `http://localhost:<port>` and `http://127.0.0.1:<port>` (any port), so a shop
+   * frontend on a developer's machine (Vite on 5173) calls the gateway directly. `CORS_ALLOW_LOCALHOST`,
+   * on by default in the embedded default only.
+   */
+  corsAllowLocalhost: boolean;
+  /** Where book covers are kept (CONTRACT §4). */
+  covers: {
+    /** Scheme, host and port that locally stored covers are served under (`COVER_BASE_URL`); the gateway's by default. */
+    baseUrl: string;
+    /** Set when `S3_BUCKET` is: covers go to an S3-compatible bucket instead of `<dataDir>/covers`. */
+    s3:
+      | {
+          bucket: string;
+          /** `S3_ENDPOINT`: MinIO or another S3-compatible store (addressed path-style); unset means AWS. */
+          endpoint: string | undefined;
+          /** `S3_REGION`, default us-east-1. Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID, ...). */
+          region: string;
+          /** `S3_PUBLIC_URL`: the base of the URLs written into `coverImageUrl` (default: the endpoint and bucket). */
+          publicUrl: string;
+        }
+      | undefined;
+  };
   jwt: {
     issuer: string;
     audience: string;
     accessTokenTtlMs: number;
     refreshTokenTtlMs: number;
     privateKeyFile: string;
+    /** The public key (PEM) the auth service signed with before the current one; published beside it until its tokens expired. */
+    previousPublicKeyFile: string | undefined;
+    /** Seconds of clock difference between services that token expiry and issue times forgive. */
+    clockToleranceSec: number;
+    /** How long after its rotation a refresh token presented again is a parallel refresh, not reuse (CONTRACT §2: 10 s). */
+    refreshGraceMs: number;
   };
+  /** Failed logins for one account (from any client) allowed per window before 429. */
+  loginThrottle: { windowMs: number; maxFailures: number };
   bootstrapAdmin: { email: string; password: string } | undefined;
   /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
   seedDemoCatalogue: boolean;
@@ -56,6 +93,13 @@ export interface Config {
    */
   apolloTelemetryDisabled: boolean;
   authRateLimit: { windowMs: number; max: number };
+  /**
+   * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
+   * passing reason (broker or database still coming up) before it gives up and exits.
+   */
+  startupTimeoutMs: number;
+  /** `KAFKA_PARTITIONS` (default 3): partitions of the topics a service creates; the most consumers of one group that share work. */
+  kafkaPartitions: number;
   stripe: {
     /** Unset: the payment service cannot start (the embedded default uses the simulator's key). */
     secretKey: string | undefined;
@@ -133,6 +177,28 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     throw new ConfigError('INTERNAL_API_KEY must be set (the shared secret of internal calls between services)');
   }
 
+  const addresses = (name: string, fallback: string[]): string[] => {
+    const raw = read(name);
+    const list =
+      raw === undefined
+        ? fallback
+        : raw
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean);
+    try {
+      addressMatcher(list);
+    } catch (error) {
+      throw new ConfigError(`${name} must list addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(error as Error).message}`);
+    }
+    return list;
+  };
+  const trustProxy: ForwardedTrust = {
+    gatewayAddresses: addresses('GATEWAY_ADDRESSES', ['loopback']),
+    frontProxies: read('TRUST_PROXY') === 'false' ? [] : addresses('TRUST_PROXY', []),
+    proof: gatewayProof(internalApiKey),
+  };
+
   const adminEmail = read('BOOTSTRAP_ADMIN_EMAIL') ?? (options.embedded ? EMBEDDED_ADMIN.email : undefined);
   const adminPassword = read('BOOTSTRAP_ADMIN_PASSWORD') ?? (options.embedded ? EMBEDDED_ADMIN.password : undefined);
   if ((adminEmail === undefined) !== (adminPassword === undefined)) {
@@ -140,7 +206,28 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   }
 
   const brokers = read('KAFKA_BROKERS');
-  const corsOrigins = (read('CORS_ORIGINS') ?? '').split(',').map((origin) => origin.trim()).filter(Boolean).map(corsOrigin);
+  const corsOrigins = (read('CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean)
+    .map(corsOrigin);
+
+  const corsAllowLocalhost = (read('CORS_ALLOW_LOCALHOST') ?? (options.embedded ? 'true' : 'false')) === 'true';
+  const coverBaseUrl = (read('COVER_BASE_URL') ?? `http://localhost:${ports.gateway}`).replace(/\/$/, '');
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(coverBaseUrl)) throw new ConfigError(`COVER_BASE_URL must be an http(s) URL, got "${coverBaseUrl}"`);
+  const s3Bucket = read('S3_BUCKET');
+  const s3Endpoint = read('S3_ENDPOINT')?.replace(/\/$/, '');
+  if (s3Endpoint !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(s3Endpoint))
+    throw new ConfigError(`S3_ENDPOINT must be a scheme, host and port such as http://127.0.0.1:9000, got "${s3Endpoint}"`);
+  const s3Region = read('S3_REGION') ?? 'us-east-1';
+  const s3 = s3Bucket
+    ? {
+        bucket: s3Bucket,
+        endpoint: s3Endpoint,
+        region: s3Region,
+        publicUrl: (read('S3_PUBLIC_URL') ?? (s3Endpoint ? `${s3Endpoint}/${s3Bucket}` : `https://${s3Bucket}.s3.${s3Region}.amazonaws.com`)).replace(/\/$/, ''),
+      }
+    : undefined;
 
   const simulatorPort = int('STRIPE_SIMULATOR_PORT', 8099);
   const stripeKey = read('STRIPE_SECRET_KEY');
@@ -150,8 +237,16 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   if (stripeApiUrl !== undefined && !/^https?:\/\/[^/]+\/?$/.test(stripeApiUrl)) {
     throw new ConfigError(`STRIPE_API_URL must be a scheme, host and port such as http://127.0.0.1:8099, got "${stripeApiUrl}"`);
   }
+  // The simulator's well-known webhook secret only beside the simulator itself: with a real key,
+  // anyone who read it could sign `payment_intent.succeeded` (CONTRACT §1.2).
+  const webhookSecret = read('STRIPE_WEBHOOK_SECRET') ?? (useSimulator ? 'whsec_bookstore_simulator_secret' : undefined);
+  if (stripeKey !== undefined && webhookSecret === undefined) {
+    throw new ConfigError("STRIPE_WEBHOOK_SECRET must be set when STRIPE_SECRET_KEY is (the secret that signs the provider's webhooks)");
+  }
   const currency = (read('PAYMENT_CURRENCY') ?? 'usd').toLowerCase();
   if (!/^[a-z]{3}$/.test(currency)) throw new ConfigError(`PAYMENT_CURRENCY must be a three-letter ISO currency code, got "${currency}"`);
+
+  const previousPublicKeyFile = read('JWT_PREVIOUS_PUBLIC_KEY_FILE');
 
   const apolloTelemetryDisabled = applyApolloTelemetry(read('APOLLO_TELEMETRY_DISABLED'));
 
@@ -160,28 +255,44 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     dataDir,
     dbUrl,
     dbPrefix,
-    kafkaBrokers: brokers ? brokers.split(',').map((b) => b.trim()).filter(Boolean) : undefined,
+    kafkaBrokers: brokers
+      ? brokers
+          .split(',')
+          .map((b) => b.trim())
+          .filter(Boolean)
+      : undefined,
     kafkaClientId: read('KAFKA_CLIENT_ID') ?? 'bookstore',
+    kafkaPartitions: int('KAFKA_PARTITIONS', 3, 1),
+    startupTimeoutMs: int('STARTUP_TIMEOUT_MS', 60_000, 0),
     eventNamespace: read('EVENT_NAMESPACE') ?? '',
     internalApiKey,
-    trustProxy: read('TRUST_PROXY') ?? 'loopback',
+    trustProxy,
     bindHost: read('BIND_HOST') ?? (options.embedded ? '127.0.0.1' : '0.0.0.0'),
     ports,
     urls,
     corsOrigins,
+    corsAllowLocalhost,
+    covers: { baseUrl: coverBaseUrl, s3 },
     jwt: {
       issuer: read('JWT_ISSUER') ?? 'bookstore-auth',
       audience: read('JWT_AUDIENCE') ?? 'bookstore',
       accessTokenTtlMs: 15 * 60 * 1000,
       refreshTokenTtlMs: 7 * 24 * 60 * 60 * 1000,
       privateKeyFile: path.resolve(read('JWT_PRIVATE_KEY_FILE') ?? path.join(dataDir, 'keys', 'jwt-private.pem')),
+      previousPublicKeyFile: previousPublicKeyFile === undefined ? undefined : path.resolve(previousPublicKeyFile),
+      clockToleranceSec: 5,
+      refreshGraceMs: int('AUTH_REFRESH_GRACE_MS', 10_000),
+    },
+    loginThrottle: {
+      windowMs: int('LOGIN_THROTTLE_WINDOW_MS', 15 * 60 * 1000, 1),
+      maxFailures: int('LOGIN_THROTTLE_MAX_FAILURES', 10, 1),
     },
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
     seedDemoCatalogue: (read('SEED_DEMO_CATALOGUE') ?? (options.embedded ? 'true' : 'false')) === 'true',
     apolloTelemetryDisabled,
     stripe: {
       secretKey: stripeKey ?? (useSimulator ? 'sk_test_bookstore_simulator' : undefined),
-      webhookSecret: read('STRIPE_WEBHOOK_SECRET') ?? (options.embedded ? 'whsec_bookstore_simulator_secret' : undefined),
+      webhookSecret,
       apiUrl: stripeApiUrl,
       currency,
       simulatorPort,

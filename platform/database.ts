@@ -5,22 +5,29 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { Column, DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import type { Config } from './config';
+import { serviceUnavailable, type AppError } from './errors';
 
 export type DatabaseKind = 'mysql' | 'sqlite';
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-type ClassList = Function[];
+/** Entity and migration classes, as TypeORM takes them. */
+type ClassList = (abstract new (...args: never[]) => unknown)[];
 
 export interface DatabaseOptions {
   service: string;
   entities: ClassList;
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-  migrations: Function[];
+  migrations: ClassList;
   config: Pick<Config, 'dbUrl' | 'dbPrefix' | 'dataDir'>;
   /** Pool size on MySQL. */
   poolSize?: number;
+  /** How long to wait for another process's migrations on MySQL (default 60 s). */
+  migrationLockTimeoutS?: number;
+}
+
+/** A point in time as every table keeps it: DATETIME(3), milliseconds on MySQL and SQLite alike. */
+export function TimestampColumn(name: string, options: { nullable?: boolean } = {}): PropertyDecorator {
+  return Column({ name, type: 'datetime', precision: 3, ...options });
 }
 
 export class Database {
@@ -71,14 +78,20 @@ export class Database {
   }
 }
 
+/**
+ * The find option that locks the rows a transaction reads until it commits (`...forUpdate(db)`):
+ * InnoDB's FOR UPDATE (MariaDB knows no FOR SHARE, and a shared lock would gain little here). SQLite
+ * needs none: its transactions already run one at a time (Database.transaction queues them).
+ */
+export function forUpdate(db: Database): { lock: { mode: 'pessimistic_write' } } | Record<string, never> {
+  return db.kind === 'mysql' ? { lock: { mode: 'pessimistic_write' } } : {};
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   if (!(error instanceof QueryFailedError)) return false;
   const driverError = error.driverError as { code?: string; errno?: number } | undefined;
   return (
-    driverError?.errno === 1062 ||
-    driverError?.code === 'ER_DUP_ENTRY' ||
-    driverError?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    driverError?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+    driverError?.errno === 1062 || driverError?.code === 'ER_DUP_ENTRY' || driverError?.code === 'SQLITE_CONSTRAINT_UNIQUE' || driverError?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
   );
 }
 
@@ -126,6 +139,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   });
 }
 
+/** The database down or gone mid-request is a passing outage: 503, never 500, so clients retry. */
+export function databaseOutage(error: unknown): AppError | undefined {
+  return isDatabaseUnavailable(error) ? serviceUnavailable('The database is unavailable; try again later', 'DATABASE_UNAVAILABLE') : undefined;
+}
+
 /**
  * A LIKE pattern matching `text` anywhere, with `%`, `_` and `!` as plain characters; use it with
  * `LIKE :pattern ESCAPE '!'` (the same on MySQL and SQLite). The caller lower-cases both sides.
@@ -168,7 +186,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       poolSize: options.poolSize ?? 10,
       entities: options.entities,
       migrations: options.migrations,
-      migrationsRun: true,
+      // Run below, under a lock, so replicas starting together migrate once.
+      migrationsRun: false,
       migrationsTransactionMode: 'each',
       synchronize: false,
       logging: false,
@@ -192,5 +211,39 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     });
   }
   await dataSource.initialize();
+  if (config.dbUrl) {
+    try {
+      await migrateUnderLock(dataSource, name, options.migrationLockTimeoutS ?? 60);
+    } catch (error) {
+      await dataSource.destroy().catch(() => undefined);
+      throw error;
+    }
+  }
   return new Database(dataSource, config.dbUrl ? 'mysql' : 'sqlite', name);
+}
+
+/** Another process held the migration lock longer than we were willing to wait. */
+export class MigrationLockTimeout extends Error {}
+
+/**
+ * Runs pending migrations while holding the server-wide named lock `migrations:<database>`
+ * (`GET_LOCK`, held by one pooled connection and released on it, or by the server when that
+ * connection dies with its process). Replicas starting together on an empty database thus migrate
+ * one after the other: the first applies everything, the others find nothing left to do. SQLite
+ * needs no lock: one process owns the file.
+ */
+async function migrateUnderLock(dataSource: DataSource, name: string, timeoutS: number): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  const lock = `migrations:${name}`.slice(0, 64);
+  try {
+    const [row] = (await runner.query('SELECT GET_LOCK(?, ?) AS got', [lock, timeoutS])) as { got: number | string | null }[];
+    if (Number(row?.got) !== 1) throw new MigrationLockTimeout(`Another process held the migration lock of ${name} for more than ${timeoutS} s`);
+    try {
+      await dataSource.runMigrations({ transaction: 'each' });
+    } finally {
+      await runner.query('SELECT RELEASE_LOCK(?)', [lock]);
+    }
+  } finally {
+    await runner.release();
+  }
 }

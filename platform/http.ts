@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Express } from 'express';
-import { errorEnvelope, serviceUnavailable } from '../rest-compat/errors';
+import { errorEnvelope, serviceUnavailable } from './errors';
+import { outgoingHeaders } from './request-context';
 
 export interface Listening {
   server: http.Server;
@@ -15,7 +15,8 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Listening> {
+/** `app`: an Express app, or any request listener in front of one (the gateway's REST proxy). */
+export function listen(app: http.RequestListener, port: number, host = '0.0.0.0'): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const server = http.createServer();
     server.on('request', trackInFlight(server));
@@ -73,12 +74,19 @@ export interface CallOptions {
   /** Names the dependency in the 503 message. */
   service: string;
   timeoutMs?: number;
+  /** On the caller's behalf: the call carries the caller's Authorization from the request context. */
+  asCaller?: boolean;
 }
 
-/** `fetch` to another service; a refused connection or a timeout becomes 503. */
+/**
+ * `fetch` to another service, carrying the current request's id (and with `asCaller` the caller's
+ * token) from the request context; a refused connection or a timeout becomes 503.
+ */
 export async function callService(url: string, init: RequestInit, options: CallOptions): Promise<Response> {
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(outgoingHeaders(options.asCaller))) if (!headers.has(name)) headers.set(name, value);
   try {
-    return await fetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
+    return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
   } catch {
     throw serviceUnavailable(`The ${options.service} service is unavailable`, `${options.service.toUpperCase()}_UNAVAILABLE`);
   }
@@ -88,6 +96,15 @@ export async function callService(url: string, init: RequestInit, options: CallO
 function requestPath(rawPacket: unknown): string {
   const head = Buffer.isBuffer(rawPacket) ? rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 2048)) : '';
   return /^[A-Z]+ (\/[!-~]*?)(?:[?#][!-~]*)? HTTP\//.exec(head)?.[1] ?? '/';
+}
+
+/** A whole JSON answer on the bare response, as Express's `res.status(status).json()` sends it, for code that answers before an app. */
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /**
@@ -106,6 +123,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
   const head = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
     'Content-Type: application/json; charset=utf-8',
+    'X-Content-Type-Options: nosniff',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${randomUUID()}`,
     'Connection: close',

@@ -1,8 +1,10 @@
 /**
- * The one logger: pino, structured JSON on stdout. Services take a child carrying their name;
- * request handlers use a child carrying the request id.
+ * The one logger: pino, structured JSON on stdout. Services take a child carrying their name; every
+ * line written during a request carries its `requestId`, and during an event's handling its
+ * `eventId`, read from the request context (platform/request-context.ts), whichever logger wrote it.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { contextLogFields } from './request-context';
 
 export type { DestinationStream, Logger };
 
@@ -28,6 +30,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     base: bindings,
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: { err: errorSerializer },
+    mixin: contextLogFields,
     // Secrets never reach the log, whatever object a caller hands over.
     redact: {
       paths: [

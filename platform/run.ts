@@ -4,8 +4,10 @@
  */
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type Config, type LoadOptions } from './config';
+import { MigrationLockTimeout, isDatabaseUnavailable, isDeadlock } from './database';
 import type { EventBus } from './events/bus';
 import { createEventBus } from './events/create-bus';
+import { isRetriableKafkaError } from './events/kafka-bus';
 import { namespacedBus } from './events/namespaced-bus';
 import { createLogger, type Logger } from './logger';
 
@@ -16,6 +18,15 @@ export interface ProcessDeps {
 }
 
 export function processDeps(options: LoadOptions = {}): ProcessDeps {
+  const { config, logger } = processBasics(options);
+  return { config, logger, bus: processBus(config, logger) };
+}
+
+function processBus(config: Config, logger: Logger): EventBus {
+  return namespacedBus(createEventBus(config, logger), config.eventNamespace);
+}
+
+function processBasics(options: LoadOptions): { config: Config; logger: Logger } {
   let config: Config;
   try {
     config = loadConfig(process.env, options);
@@ -26,9 +37,7 @@ export function processDeps(options: LoadOptions = {}): ProcessDeps {
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
-  const bus = namespacedBus(createEventBus(config, logger), config.eventNamespace);
-  return { config, logger, bus };
+  return { config, logger: createLogger(config.logLevel) };
 }
 
 /**
@@ -53,7 +62,7 @@ export function stopOnSignals(logger: Logger, stop: () => Promise<void>, boundMs
     }, boundMs).unref();
     stop().then(
       () => process.exit(0),
-      (error) => {
+      (error: unknown) => {
         logger.error({ err: error }, 'unclean stop');
         process.exit(1);
       },
@@ -63,18 +72,52 @@ export function stopOnSignals(logger: Logger, stop: () => Promise<void>, boundMs
   process.on('SIGTERM', onSignal);
 }
 
-/** Starts one service alone, as `node dist/subgraphs/<name>/main.js` does. */
-export async function runAlone(name: keyof Config['ports'], build: (deps: ProcessDeps) => Promise<{ start(port: number, host?: string): Promise<number>; stop(): Promise<void> }>): Promise<void> {
-  const deps = processDeps();
-  try {
-    const service = await build(deps);
-    await service.start(deps.config.ports[name], deps.config.bindHost);
-    stopOnSignals(deps.logger, async () => {
-      await service.stop();
-      await deps.bus.close();
-    });
-  } catch (error) {
-    deps.logger.fatal({ err: error }, `${name} service failed to start`);
-    process.exit(1);
+/**
+ * True for a start that failed because a neighbour is not ready yet: the database refusing
+ * connections, the broker still electing leaders or loading a group coordinator, topics created a
+ * moment ago by another service. Anything else (bad configuration, a broken migration) is fatal at once.
+ */
+export function isRetriableStartupError(error: unknown): boolean {
+  return error instanceof MigrationLockTimeout || isDatabaseUnavailable(error) || isDeadlock(error) || isRetriableKafkaError(error);
+}
+
+const STARTUP_BACKOFF_MS = { initial: 250, max: 5000 };
+
+/**
+ * Starts one service alone, as `node dist/subgraphs/<name>/main.js` does. A start that fails for a
+ * passing reason (see isRetriableStartupError) is undone (service stopped, bus closed) and tried
+ * again with a growing pause, logged at warn, until `STARTUP_TIMEOUT_MS` has passed; only then, or
+ * at once for any other error, the process exits 1.
+ */
+export async function runAlone(
+  name: keyof Config['ports'],
+  build: (deps: ProcessDeps) => Promise<{ start(port: number, host?: string): Promise<number>; stop(): Promise<void> }>,
+): Promise<void> {
+  const { config, logger } = processBasics({});
+  const deadline = Date.now() + config.startupTimeoutMs;
+  let delayMs = STARTUP_BACKOFF_MS.initial;
+  for (let attempt = 1; ; attempt += 1) {
+    const bus = processBus(config, logger);
+    let service: { start(port: number, host?: string): Promise<number>; stop(): Promise<void> } | undefined;
+    try {
+      service = await build({ config, logger, bus });
+      await service.start(config.ports[name], config.bindHost);
+      const started = service;
+      stopOnSignals(logger, async () => {
+        await started.stop();
+        await bus.close();
+      });
+      return;
+    } catch (error) {
+      await service?.stop().catch(() => undefined);
+      await bus.close().catch(() => undefined);
+      if (!isRetriableStartupError(error) || Date.now() + delayMs > deadline) {
+        logger.fatal({ err: error, attempts: attempt }, `${name} service failed to start`);
+        process.exit(1);
+      }
+      logger.warn({ err: error, attempt, retryInMs: delayMs }, `${name} service could not start yet; retrying`);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      delayMs = Math.min(delayMs * 2, STARTUP_BACKOFF_MS.max);
+    }
   }
 }

@@ -12,10 +12,12 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import DataLoader from 'dataloader';
 import type { RequestHandler } from 'express';
-import { GraphQLError, GraphQLScalarType, Kind, parse, type GraphQLFormattedError } from 'graphql';
-import { assertRole, bearerToken, type Principal, type TokenVerifier } from '../rest-compat/auth';
-import { databaseOutage } from '../rest-compat/app';
-import { AppError, unauthenticated } from '../rest-compat/errors';
+import { GraphQLError, GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { assertRole, bearerToken, type Principal, type TokenVerifier } from './auth';
+import { AppError, unauthenticated, validationFailed } from './errors';
+import { isUuid } from './validation';
+import { databaseOutage } from './database';
+import { queryLimitCode, queryLimits } from './query-limits';
 import type { Logger } from './logger';
 import { centsText, toCents } from './money';
 
@@ -26,7 +28,6 @@ export interface SubgraphContext<L = unknown> {
   authFailure: AppError | null;
   /** DataLoaders made for this request only, so nothing is cached across callers. */
   loaders: L;
-  requestId: string | undefined;
 }
 
 export type SubgraphResolvers<L> = GraphQLResolverMap<SubgraphContext<L>>;
@@ -80,19 +81,19 @@ export function formatSubgraphError(formatted: GraphQLFormattedError, error: unk
     if (original.validationErrors) extensions.validationErrors = original.validationErrors;
     return { ...base, message: original.message, extensions };
   }
-  return { ...base, extensions: { code: formatted.extensions?.code ?? 'INTERNAL_SERVER_ERROR' } };
+  return { ...base, extensions: { code: queryLimitCode(error) ?? formatted.extensions?.code ?? 'INTERNAL_SERVER_ERROR' } };
 }
 
-/** Logs, with the request id, what the client only sees as a generic internal error. */
-function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<SubgraphContext<unknown>> {
+/** Logs (with the request id, as every line) what the client only sees as a generic internal error. */
+function unexpectedErrorLog(logger: Logger): ApolloServerPlugin<SubgraphContext> {
   return {
     async requestDidStart() {
       return {
-        async didEncounterErrors({ contextValue, errors }) {
+        async didEncounterErrors({ errors }) {
           for (const error of errors) {
             const original = unwrapResolverError(error);
             if (clientSafe(original)) continue;
-            const fields = { err: original, path: error.path, requestId: contextValue.requestId };
+            const fields = { err: original, path: error.path };
             if (original instanceof AppError) logger.warn({ ...fields, code: original.code, status: original.status }, original.message);
             else logger.error(fields, 'unexpected error in a resolver');
           }
@@ -119,15 +120,21 @@ export async function createSubgraphEndpoint<L>(options: SubgraphOptions<L>): Pr
   const logger = options.logger.child({ graphql: options.name });
   const typeDefs = parse(readFileSync(options.schemaFile, 'utf8'));
   const schema = buildSubgraphSchema([{ typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
+  validateEntityReferences(schema, entityKeys(typeDefs));
+  // The gateway's limits here too: a query sent to this service's own port cannot amplify (CONTRACT §9).
+  const limits = queryLimits<SubgraphContext<L>>();
   // No usage reporting anywhere (telemetry is off), so no federated traces for the gateway either.
   const plugins: ApolloServerPlugin<SubgraphContext<L>>[] = [
     ApolloServerPluginLandingPageDisabled(),
     ApolloServerPluginInlineTraceDisabled(),
-    unexpectedErrorLog(logger) as ApolloServerPlugin<SubgraphContext<L>>,
+    ...limits.plugins,
+    unexpectedErrorLog(logger),
   ];
   const server = new ApolloServer<SubgraphContext<L>>({
     schema,
     plugins,
+    validationRules: limits.validationRules,
+    parseOptions: limits.parseOptions,
     logger,
     introspection: true,
     csrfPrevention: true,
@@ -140,20 +147,68 @@ export async function createSubgraphEndpoint<L>(options: SubgraphOptions<L>): Pr
   const middleware = expressMiddleware(server, {
     context: async ({ req }) => {
       const auth = await principalFrom(req.headers.authorization, options.verifier);
-      return { ...auth, loaders: options.loaders(auth.principal), requestId: req.requestId };
+      return { ...auth, loaders: options.loaders(auth.principal) };
     },
   });
   return { middleware, stop: () => server.stop() };
 }
 
+/** Each entity type of a subgraph's SDL with the fields of each of its `@key`s (every key here is one id). */
+function entityKeys(typeDefs: DocumentNode): Map<string, string[][]> {
+  const keys = new Map<string, string[][]>();
+  for (const definition of typeDefs.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    for (const directive of definition.directives ?? []) {
+      const fields = directive.name.value === 'key' ? directive.arguments?.find((arg) => arg.name.value === 'fields')?.value : undefined;
+      if (fields?.kind !== Kind.STRING) continue;
+      keys.set(definition.name.value, [...(keys.get(definition.name.value) ?? []), fields.value.trim().split(/\s+/)]);
+    }
+  }
+  return keys;
+}
+
+/**
+ * The representation as a reference resolvers can trust (its key fields lowercased UUIDs), or the
+ * client error it is: like an id in a REST path, a key that is not a UUID is a 400 (BAD_USER_INPUT).
+ */
+function checkedReference(representation: unknown, index: number, keys: Map<string, string[][]>): Record<string, unknown> | AppError {
+  const at = `representations[${index}]`;
+  if (typeof representation !== 'object' || representation === null || Array.isArray(representation)) return validationFailed([`${at}: must be an object`]);
+  const reference = representation as Record<string, unknown>;
+  const typeKeys = typeof reference.__typename === 'string' ? keys.get(reference.__typename) : undefined;
+  if (!typeKeys) return validationFailed([`${at}.__typename: must name an entity of this service`]);
+  const key = typeKeys.find((fields) => fields.every((field) => isUuid(reference[field])));
+  if (!key) return validationFailed(typeKeys[0].filter((field) => !isUuid(reference[field])).map((field) => `${at}.${field}: must be a UUID`));
+  return { ...reference, ...Object.fromEntries(key.map((field) => [field, (reference[field] as string).toLowerCase()])) };
+}
+
+/**
+ * Entity references are checked in one place for every entity of every subgraph: `_entities` hands
+ * its resolver (and so each `__resolveReference`) only well-formed references; each malformed one
+ * is a BAD_USER_INPUT error at its own index, not a crash of the batch.
+ */
+function validateEntityReferences(schema: GraphQLSchema, keys: Map<string, string[][]>): void {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const resolve = field?.resolve as GraphQLFieldResolver<unknown, unknown, { representations: unknown[] }> | undefined;
+  if (!field || !resolve) return;
+  field.resolve = (source, args: { representations: unknown[] }, context, info) => {
+    const checked = args.representations.map((representation, index) => checkedReference(representation, index, keys));
+    const valid = checked.filter((entry): entry is Record<string, unknown> => !(entry instanceof AppError));
+    if (valid.length === checked.length) return resolve(source, { representations: valid }, context, info);
+    const resolved = (valid.length > 0 ? resolve(source, { representations: valid }, context, info) : []) as unknown[];
+    let next = 0;
+    return checked.map((entry) => (entry instanceof AppError ? entry : resolved[next++]));
+  };
+}
+
 /** The caller, or UNAUTHENTICATED (or the auth service's outage when the token could not be checked). */
-export function requireAuth(ctx: SubgraphContext<unknown>): Principal {
+export function requireAuth(ctx: SubgraphContext): Principal {
   if (ctx.principal) return ctx.principal;
   throw ctx.authFailure ?? unauthenticated();
 }
 
 /** An ADMIN caller, or UNAUTHENTICATED / FORBIDDEN. */
-export function requireAdmin(ctx: SubgraphContext<unknown>): Principal {
+export function requireAdmin(ctx: SubgraphContext): Principal {
   const principal = requireAuth(ctx);
   assertRole(principal, 'ADMIN');
   return principal;
@@ -166,14 +221,8 @@ const lower = (key: string) => key.toLowerCase();
  * call (one query) for every key asked in the same tick. `batch` answers in key order, an Error for
  * a key the caller may not see or that does not exist. Keys are lowercased UUIDs.
  */
-export function batchLoader<V>(
-  principal: Principal | null,
-  batch: (principal: Principal, keys: readonly string[]) => Promise<(NoInfer<V> | Error)[]>,
-): DataLoader<string, V> {
-  return new DataLoader<string, V>(
-    async (keys) => (principal ? batch(principal, keys.map(lower)) : keys.map(() => unauthenticated())),
-    { cacheKeyFn: lower },
-  );
+export function batchLoader<V>(principal: Principal | null, batch: (principal: Principal, keys: readonly string[]) => Promise<(NoInfer<V> | Error)[]>): DataLoader<string, V> {
+  return new DataLoader<string, V>(async (keys) => (principal ? batch(principal, keys.map(lower)) : keys.map(() => unauthenticated())), { cacheKeyFn: lower });
 }
 
 /** A per-request DataLoader over a public batch read (no caller needed), same contract as `batchLoader`. */

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { expectEnvelope, newUser, registeredUser, startStack, type Stack } from '../test/harness';
+import { expectEnvelope, newUser, registeredUser, startStack, UUID, type Stack } from '../test/harness';
 
 let stack: Stack;
 let user: Awaited<ReturnType<typeof registeredUser>>;
@@ -11,7 +11,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SERVICES = ['auth', 'user'] as const;
 type ServiceUnderTest = (typeof SERVICES)[number];
 
@@ -20,9 +19,7 @@ const users = () => request(stack.urls.user);
 
 /** One JSON route per service: login on auth, the caller's own profile update on user. */
 function jsonRoute(service: ServiceUnderTest): request.Test {
-  return service === 'auth'
-    ? auth().post('/auth/login')
-    : users().put(`/api/user/update/${user.userId}`).set('Authorization', user.bearer);
+  return service === 'auth' ? auth().post('/auth/login') : users().put(`/api/user/update/${user.userId}`).set('Authorization', user.bearer);
 }
 
 const profileUpdate = () => ({ firstName: 'Ada', lastName: 'Reader', phoneNumber: '+14155550100', dateOfBirth: '1990-05-17', address: '1 Library Lane' });

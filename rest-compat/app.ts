@@ -3,13 +3,15 @@
  * contract's 4xx answers, the service's own routes, then 404 and the error envelope.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { isDatabaseUnavailable } from '../platform/database';
+import { actuatorRouter, type HealthCheck } from '../platform/actuator';
+import { databaseOutage } from '../platform/database';
+import { trustGatewayOnly, type ForwardedTrust } from '../platform/forwarded';
 import type { Logger } from '../platform/logger';
-import { AppError, errorEnvelope, serviceUnavailable } from './errors';
-
-export type HealthCheck = () => Promise<void>;
+import { runInContext } from '../platform/request-context';
+import { AppError, errorEnvelope } from '../platform/errors';
 
 export interface ServiceAppOptions {
   name: string;
@@ -20,20 +22,47 @@ export interface ServiceAppOptions {
   /** Routes that need the raw body (a signed webhook), mounted before JSON parsing. */
   mountRaw?: (app: Express) => void;
   mount: (app: Express) => void;
-  /** Express `trust proxy`: the gateway forwards the client's address. */
-  trustProxy?: string | boolean;
+  /** Whose forwarded headers to believe (the gateway's: platform/forwarded.ts); unset, nobody's. */
+  trustProxy?: ForwardedTrust;
+  /** Adds the service's own metrics to what `/actuator/prometheus` reports. */
+  registerMetrics?: (registry: Registry) => void;
 }
 
 export const BODY_LIMIT = '1mb';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A well-formed incoming `X-Request-Id`, or a new one; echoed on the response. */
+function settleRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/**
+ * For a request answered on the server before the app (the gateway's REST proxy and GraphQL
+ * posts): what `noSniff` and `requestId` below give every answer. Returns the request id.
+ */
+export function answeredBeforeTheApp(req: IncomingMessage, res: ServerResponse): string {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  return settleRequestId(req, res);
+}
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Keeps a well-formed incoming `X-Request-Id`, or makes one, and echoes it on the response. */
-export const requestId: RequestHandler = (req, res, next) => {
-  const incoming = req.headers['x-request-id'];
-  req.requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  res.setHeader('X-Request-Id', req.requestId);
+/** Every answer of every service and of the gateway (CONTRACT §1.2): browsers never guess a content type. */
+export const noSniff: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
   next();
+};
+
+/**
+ * Keeps a well-formed incoming `X-Request-Id`, or makes one, and echoes it on the response; the rest
+ * of the request runs in a request context holding it and the caller's Authorization
+ * (platform/request-context.ts), for the log lines and for the calls to other services.
+ */
+export const requestId: RequestHandler = (req, res, next) => {
+  req.requestId = settleRequestId(req, res);
+  runInContext({ requestId: req.requestId, authorization: req.headers.authorization }, next);
 };
 
 function hasBody(req: express.Request): boolean {
@@ -67,7 +96,7 @@ export const methodNotAllowed: RequestHandler = (req, res) => {
  */
 function frameworkClientError(error: unknown): AppError | undefined {
   if (error === null || typeof error !== 'object') return undefined;
-  const known = bodyParserError(error as { type?: string });
+  const known = bodyParserError(error);
   if (known) return known;
   const status = (error as { status?: unknown }).status;
   if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
@@ -95,25 +124,25 @@ function bodyParserError(error: { type?: string }): AppError | undefined {
   }
 }
 
-/** The database down or gone mid-request is a passing outage: 503, never 500, so clients retry. */
-export function databaseOutage(error: unknown): AppError | undefined {
-  return isDatabaseUnavailable(error) ? serviceUnavailable('The database is unavailable; try again later', 'DATABASE_UNAVAILABLE') : undefined;
+function causeText(cause: unknown): string {
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const known = error instanceof AppError ? error : (frameworkClientError(error) ?? databaseOutage(error));
     if (res.headersSent) {
-      logger.error({ err: error, requestId: req.requestId }, 'error after the response started');
+      logger.error({ err: error }, 'error after the response started');
       res.destroy();
       return;
     }
     if (!known) {
-      logger.error({ err: error, requestId: req.requestId, method: req.method, path: req.path }, 'unhandled error');
+      logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
       res.status(500).json(errorEnvelope(500, 'An unexpected error occurred', req.originalUrl.split('?')[0]));
       return;
     }
-    if (known.status >= 500) logger.warn({ code: known.code, requestId: req.requestId }, known.message);
+    // A 5xx's cause (a provider's own error text) is logged, never answered.
+    if (known.status >= 500) logger.warn({ code: known.code, ...(known.cause === undefined ? {} : { cause: causeText(known.cause) }) }, known.message);
     for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
     res.status(known.status).json(errorEnvelope(known.status, known.message, req.originalUrl.split('?')[0], known.validationErrors));
   };
@@ -157,43 +186,15 @@ function metrics(name: string): { registry: Registry; middleware: RequestHandler
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', options.trustProxy ?? 'loopback');
+  const forwarded = trustGatewayOnly(app, options.trustProxy);
   app.set('etag', false);
 
   const { registry, middleware: measure } = metrics(options.name);
-  app.use(requestId, measure);
+  options.registerMetrics?.(registry);
+  app.use(forwarded, noSniff, requestId, measure);
 
   // Like every other route, the actuator routes answer 405 (with Allow) to a method they do not serve.
-  app
-    .route('/actuator/health')
-    .get(async (_req, res) => {
-      const components: Record<string, { status: 'UP' | 'DOWN'; error?: string }> = {};
-      await Promise.all(
-        Object.entries(options.health).map(async ([name, check]) => {
-          try {
-            await check();
-            components[name] = { status: 'UP' };
-          } catch (error) {
-            components[name] = { status: 'DOWN', error: error instanceof Error ? error.message : String(error) };
-          }
-        }),
-      );
-      const up = Object.values(components).every((c) => c.status === 'UP');
-      res.status(up ? 200 : 503).json({ status: up ? 'UP' : 'DOWN', components });
-    })
-    .all(methodNotAllowed);
-  app
-    .route('/actuator/info')
-    .get((_req, res) => {
-      res.json({ app: { name: options.name, description: options.description }, node: process.version });
-    })
-    .all(methodNotAllowed);
-  app
-    .route('/actuator/prometheus')
-    .get(async (_req, res) => {
-      res.type(registry.contentType).send(await registry.metrics());
-    })
-    .all(methodNotAllowed);
+  app.use(actuatorRouter({ name: options.name, description: options.description, health: options.health, registry, otherMethods: methodNotAllowed }));
 
   options.mountRaw?.(app);
   app.use(requireJsonContentType, express.json({ limit: BODY_LIMIT }));

@@ -164,7 +164,9 @@ describe('the document and the code', () => {
 
   it('reads the routes of every service and of the gateway', () => {
     for (const [name, routes] of byService) expect({ name, found: routes.some((route) => !isNonRest(route.path)) }).toEqual({ name, found: true });
-    expect(byService.get('user')!.map((route) => routeKey(route.method, route.path))).toEqual(expect.arrayContaining(['GET /api/user/{id}', 'POST /api/user/create', 'GET /actuator/health']));
+    expect(byService.get('user')!.map((route) => routeKey(route.method, route.path))).toEqual(
+      expect.arrayContaining(['GET /api/user/{id}', 'POST /api/user/create', 'GET /actuator/health']),
+    );
     expect(byService.get('gateway')!.map((route) => routeKey(route.method, route.path))).toEqual(expect.arrayContaining(['GET /actuator/health', 'GET /openapi.json']));
   });
 
@@ -174,7 +176,11 @@ describe('the document and the code', () => {
   });
 
   it('answers 405 on every registered path for the methods it does not serve, as the document says', () => {
-    expect(restRoutes().filter((route) => !route.answers405).map((route) => routeKey(route.method, route.path))).toEqual([]);
+    expect(
+      restRoutes()
+        .filter((route) => !route.answers405)
+        .map((route) => routeKey(route.method, route.path)),
+    ).toEqual([]);
   });
 
   it('answers 405 with Allow on the actuator paths too, at a service and at the gateway', async () => {
@@ -237,8 +243,14 @@ describe('the response checker every test goes through', () => {
     expect(contract.check(json('GET', `/api/user/${user.userId}`, 200, user))).toEqual({ kind: 'validated', key: 'GET /api/user/{id} 200' });
     expect(contract.check(json('GET', '/api/user', 200, [user]))).toEqual({ kind: 'validated', key: 'GET /api/user/ 200' });
     expect(contract.check(json('GET', '/API/User/search/', 200, []))).toEqual({ kind: 'validated', key: 'GET /api/user/search 200' });
-    expect(contract.check({ method: 'HEAD', path: '/actuator/info', status: 200, contentType: 'application/json', body: {}, text: '' })).toEqual({ kind: 'validated', key: 'GET /actuator/info 200' });
-    expect(contract.check({ method: 'POST', path: '/auth/logout', status: 204, contentType: undefined, body: {}, text: '' })).toEqual({ kind: 'validated', key: 'POST /auth/logout 204' });
+    expect(contract.check({ method: 'HEAD', path: '/actuator/info', status: 200, contentType: 'application/json', body: {}, text: '' })).toEqual({
+      kind: 'validated',
+      key: 'GET /actuator/info 200',
+    });
+    expect(contract.check({ method: 'POST', path: '/auth/logout', status: 204, contentType: undefined, body: {}, text: '' })).toEqual({
+      kind: 'validated',
+      key: 'POST /auth/logout 204',
+    });
   });
 
   it('names the method, path, status and the schema errors of a body that does not match', () => {
@@ -253,7 +265,16 @@ describe('the response checker every test goes through', () => {
 
   it('holds money to 2 decimals and enums to their values', () => {
     const item = { bookId: user.userId, bookTitle: 'Dracula', quantity: 2, price: 19.99 };
-    const payment = { paymentId: user.userId, checkoutId: user.userId, orderId: null, amount: 39.98, status: 'PAYMENT_PENDING', paymentIntentId: 'pi_1', clientSecret: 'pi_1_secret_2', items: [item] };
+    const payment = {
+      paymentId: user.userId,
+      checkoutId: user.userId,
+      orderId: null,
+      amount: 39.98,
+      status: 'PAYMENT_PENDING',
+      paymentIntentId: 'pi_1',
+      clientSecret: 'pi_1_secret_2',
+      items: [item],
+    };
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, payment))).toBeUndefined();
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, { ...payment, amount: 39.981 }))).toMatch(/\/amount must be multiple of 0.01/);
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, { ...payment, amount: '39.98' }))).toMatch(/\/amount must be number/);
@@ -261,9 +282,13 @@ describe('the response checker every test goes through', () => {
   });
 
   it('refuses an undocumented status, media type or route', () => {
-    expect(violation(json('GET', `/api/user/${user.userId}`, 500, envelope(500, 'Internal Server Error', '/api/user')))).toMatch(/status 500 is not documented for GET \/api\/user\/\{id\}/);
+    expect(violation(json('GET', `/api/user/${user.userId}`, 500, envelope(500, 'Internal Server Error', '/api/user')))).toMatch(
+      /status 500 is not documented for GET \/api\/user\/\{id\}/,
+    );
     expect(violation(json('GET', `/api/user/${user.userId}`, 403, envelope(403, 'Forbidden', '/api/user')))).toMatch(/status 403 is not documented/);
-    expect(violation({ ...json('DELETE', `/api/user/${user.userId}`, 200, {}), contentType: 'application/json' })).toMatch(/Content-Type application\/json is not documented \(documented: text\/plain\)/);
+    expect(violation({ ...json('DELETE', `/api/user/${user.userId}`, 200, {}), contentType: 'application/json' })).toMatch(
+      /Content-Type application\/json is not documented \(documented: text\/plain\)/,
+    );
     expect(violation(json('GET', '/api/nowhere', 200, {}))).toMatch(/the path matches no documented route, and 200 is not the documented answer to an unknown path/);
     expect(violation(json('PATCH', '/auth/login', 200, {}))).toMatch(/PATCH is not documented for \/auth\/login/);
     expect(violation({ method: 'POST', path: '/auth/logout', status: 204, contentType: 'text/plain', body: {}, text: 'bye' })).toMatch(/has no body, but one was sent/);
@@ -281,8 +306,10 @@ describe('the response checker every test goes through', () => {
     const rogue = express();
     rogue.get('/api/books/:id', (_req, res) => void res.status(418).json({ teapot: true }));
     rogue.get('/api/books/', (_req, res) => void res.json([{ id: 'not-a-uuid' }]));
-    await expect(request(rogue).get(`/api/books/${user.userId}`)).rejects.toThrow(/^OpenAPI contract violation: GET \/api\/books\/[0-9a-f-]+ answered 418: status 418 is not documented for GET \/api\/books\/\{id\}/);
-    await expect(request(rogue).get('/api/books')).rejects.toThrow(/answered 200: the body does not match the documented schema\n  - \/0 must have required property 'isbn'/);
+    await expect(request(rogue).get(`/api/books/${user.userId}`)).rejects.toThrow(
+      /^OpenAPI contract violation: GET \/api\/books\/[0-9a-f-]+ answered 418: status 418 is not documented for GET \/api\/books\/\{id\}/,
+    );
+    await expect(request(rogue).get('/api/books')).rejects.toThrow(/answered 200: the body does not match the documented schema\n {2}- \/0 must have required property 'isbn'/);
     // Reported again after the test, in case a test swallowed the rejection; taken here as this test expects them.
     expect(takeViolations()).toHaveLength(2);
   });

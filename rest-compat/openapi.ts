@@ -55,7 +55,7 @@ export function loadOpenApiDocument(file: string = OPENAPI_FILE): OpenApiDocumen
 
 /** The operations of a path item, in the document's order. */
 export function operationsOf(item: OpenApiPathItem): [HttpMethod, OpenApiOperation][] {
-  return HTTP_METHODS.flatMap((method) => (item[method] ? [[method, item[method] as OpenApiOperation] as [HttpMethod, OpenApiOperation]] : []));
+  return HTTP_METHODS.flatMap((method) => (item[method] ? [[method, item[method]] as [HttpMethod, OpenApiOperation]] : []));
 }
 
 /** A response object with its `$ref` (to `#/components/responses/...`) followed. */

@@ -38,8 +38,12 @@ describe('the committed schema', () => {
 });
 
 describe('composition', () => {
-  it('fails when a subgraph disagrees on a shared field\'s type', () => {
-    const composition = composeSubgraphs(edited('order', (sdl) => sdl.replace('type Book @key(fields: "id", resolvable: false) {\n  id: ID!', 'type Book @key(fields: "id", resolvable: false) {\n  id: ID!\n  title: Int')));
+  it("fails when a subgraph disagrees on a shared field's type", () => {
+    const composition = composeSubgraphs(
+      edited('order', (sdl) =>
+        sdl.replace('type Book @key(fields: "id", resolvable: false) {\n  id: ID!', 'type Book @key(fields: "id", resolvable: false) {\n  id: ID!\n  title: Int'),
+      ),
+    );
     expect(composition.ok).toBe(false);
     expect(composition.ok ? [] : composition.errors.join('\n')).toMatch(/Book\.title/);
   });
@@ -51,7 +55,7 @@ describe('composition', () => {
 
   it('passes a Router-only feature but the gateway refuses to load it', async () => {
     const composition = composed(
-      edited('book', (sdl) => sdl.replace('import: ["@key"]', 'import: ["@key", "@authenticated"]').replace('  stock: Int!', '  stock: Int! @authenticated')),
+      edited('book', (sdl) => sdl.replace('import: ["@key"]', 'import: ["@key", "@authenticated"]').replace('  stock: Int\n', '  stock: Int @authenticated\n')),
     );
     expect(await gatewayLoadProblems(composition.supergraphSdl)).toEqual([expect.stringMatching(/authenticated.*unsupported/)]);
   });
@@ -103,7 +107,10 @@ describe('the whole check against git history', () => {
       expect(broken.ok).toBe(false);
       expect(broken.lines.join('\n')).toMatch(/FAIL breaking changes against commit [0-9a-f]{12}\n {2}FIELD_REMOVED: Query.myOrders was removed./);
 
-      fs.writeFileSync(path.join(dir, ACKNOWLEDGED_FILE), JSON.stringify([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'unused by the admin UI' }]));
+      fs.writeFileSync(
+        path.join(dir, ACKNOWLEDGED_FILE),
+        JSON.stringify([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'unused by the admin UI' }]),
+      );
       git(dir, 'add', '.');
       git(dir, 'commit', '-q', '-m', 'drop myOrders');
       // As on a fresh clone of main: the base is the version before the last change.
@@ -136,14 +143,17 @@ describe('the whole check against git history', () => {
 });
 
 describe('admin UI operations', () => {
-  it('reports an operation that no longer validates or is over the gateway\'s limits, naming its file', () => {
+  it("reports an operation that no longer validates or is over the gateway's limits, naming its file", () => {
     const dir = tempRoot();
     try {
       const ops = path.join(dir, 'gateway', 'admin', 'operations', 'orders');
       fs.mkdirSync(ops, { recursive: true });
       fs.writeFileSync(path.join(ops, 'ok.graphql'), 'query RecentOrders($limit: Int) { orders(limit: $limit) { orderId totalAmount user { email } } }');
       fs.writeFileSync(path.join(ops, 'stale.graphql'), 'query Stale { orders { orderId shippingAddress } }');
-      fs.writeFileSync(path.join(ops, 'huge.graphql'), `query Huge { ${Array.from({ length: 60 }, (_, i) => `o${i}: orders(limit: 200) { orderId }`).join(' ')} }`);
+      fs.writeFileSync(
+        path.join(ops, 'huge.graphql'),
+        `query Huge { ${Array.from({ length: 15 }, (_, i) => `o${i}: orders(limit: 200) { orderId status totalAmount user { email } }`).join(' ')} }`,
+      );
       fs.writeFileSync(path.join(dir, 'gateway', 'admin', 'operations', 'broken.graphql'), 'query {');
 
       const result = operationProblems(dir, apiSchemaOf(composed(real()).supergraphSdl));
@@ -152,6 +162,30 @@ describe('admin UI operations', () => {
         expect.stringMatching(/^gateway\/admin\/operations\/broken\.graphql: Syntax Error/),
         expect.stringMatching(/^gateway\/admin\/operations\/orders\/huge\.graphql: Huge: Query is too complex/),
         'gateway/admin/operations/orders/stale.graphql: Cannot query field "shippingAddress" on type "Order".',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('validates each operation with the shared fragments it spreads, and reports a fragment no operation spreads', () => {
+    const dir = tempRoot();
+    try {
+      const ops = path.join(dir, 'gateway', 'admin', 'operations');
+      fs.mkdirSync(ops, { recursive: true });
+      fs.writeFileSync(
+        path.join(ops, 'fragments.graphql'),
+        'fragment OrderLine on Order { orderId ...Money } fragment Money on Order { totalAmount } fragment Stale on Order { shippingAddress } fragment Spare on Order { status }',
+      );
+      fs.writeFileSync(path.join(ops, 'orders.graphql'), 'query Orders { orders { ...OrderLine } }');
+      fs.writeFileSync(path.join(ops, 'stale.graphql'), 'query Stale { orders { ...Stale } }');
+      fs.writeFileSync(path.join(ops, 'unknown.graphql'), 'query Unknown { orders { ...Missing } }');
+
+      const result = operationProblems(dir, apiSchemaOf(composed(real()).supergraphSdl));
+      expect(result.problems).toEqual([
+        'gateway/admin/operations/stale.graphql: Cannot query field "shippingAddress" on type "Order".',
+        'gateway/admin/operations/unknown.graphql: Unknown fragment "Missing".',
+        'gateway/admin/operations/fragments.graphql: fragment Spare is spread by no operation',
       ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -9,13 +9,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApolloGateway } from '@apollo/gateway';
 import { Supergraph } from '@apollo/federation-internals';
-import { findBreakingChanges, findDangerousChanges, GraphQLError, Kind, parse, validate, type BreakingChange, type DangerousChange, type GraphQLSchema } from 'graphql';
+import {
+  findBreakingChanges,
+  findDangerousChanges,
+  GraphQLError,
+  Kind,
+  parse,
+  validate,
+  visit,
+  type ASTNode,
+  type BreakingChange,
+  type DangerousChange,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { loadSchemaCheckConfig } from '../platform/config';
-import { limitViolation, measureOperation } from '../gateway/query-limits';
+import { operationLimitProblems } from '../platform/query-limits';
 import { composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
 export const ACKNOWLEDGED_FILE = 'schema/acknowledged-breaking-changes.json';
 export const OPERATIONS_DIR = 'gateway/admin/operations';
+/** Beside the operations: the fragments they share, sent with each operation that spreads them. */
+export const FRAGMENTS_FILE = 'fragments.graphql';
 
 export interface Acknowledgement {
   type: string;
@@ -34,7 +50,8 @@ export function stalenessProblems(root: string, composition: Extract<Composition
   else if (normalise(committed) !== normalise(composition.supergraphSdl)) problems.push(`${SUPERGRAPH_FILE} is stale: it differs from what the subgraphs compose to`);
   for (const subgraph of composition.subgraphs) {
     const copy = read(`${SUBGRAPH_COPIES_DIR}/${subgraph.name}.graphql`);
-    if (copy === undefined || normalise(copy) !== normalise(subgraph.sdl)) problems.push(`${SUBGRAPH_COPIES_DIR}/${subgraph.name}.graphql is stale or missing (copy of ${subgraph.file})`);
+    if (copy === undefined || normalise(copy) !== normalise(subgraph.sdl))
+      problems.push(`${SUBGRAPH_COPIES_DIR}/${subgraph.name}.graphql is stale or missing (copy of ${subgraph.file})`);
   }
   return problems.length > 0 ? [...problems, 'Run `npm run schema:compose` and commit the result.'] : [];
 }
@@ -84,7 +101,7 @@ export function breakingChanges(baseSdl: string, newSdl: string, acknowledgement
   const after = apiSchemaOf(newSdl);
   const report: BreakingReport = { unacknowledged: [], acknowledged: [], dangerous: findDangerousChanges(before, after) };
   for (const change of findBreakingChanges(before, after)) {
-    const ack = acknowledgements.find((a) => a.type === change.type && a.description === change.description);
+    const ack = acknowledgements.find((a) => a.type === String(change.type) && a.description === change.description);
     if (ack) report.acknowledged.push({ ...change, reason: ack.reason });
     else report.unacknowledged.push(change);
   }
@@ -135,28 +152,60 @@ function graphqlFiles(dir: string): string[] {
   });
 }
 
-/** (e) Every stored admin UI operation parses, validates against the API schema and is within the gateway's limits. */
+/** The shared fragments' definitions (fragments.graphql, beside the operations), by name. */
+function sharedFragments(file: string): Map<string, FragmentDefinitionNode> {
+  if (!fs.existsSync(file)) return new Map();
+  const definitions = parse(fs.readFileSync(file, 'utf8')).definitions;
+  return new Map(definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+}
+
+/** The shared fragments `node` spreads, directly or through one another: what the UI sends with an operation. */
+function spreadFragments(node: ASTNode, shared: Map<string, FragmentDefinitionNode>, used = new Map<string, FragmentDefinitionNode>()): Map<string, FragmentDefinitionNode> {
+  visit(node, {
+    FragmentSpread(spread) {
+      const definition = shared.get(spread.name.value);
+      if (!definition || used.has(definition.name.value)) return;
+      used.set(definition.name.value, definition);
+      spreadFragments(definition, shared, used);
+    },
+  });
+  return used;
+}
+
+/**
+ * (e) Every stored admin UI operation, with the shared fragments it spreads (FRAGMENTS_FILE), parses,
+ * validates against the API schema and is within the gateway's limits; every shared fragment is used.
+ */
 export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR): { files: number; problems: string[] } {
   const files = graphqlFiles(path.join(root, dir)).sort();
+  const fragmentsFile = path.join(root, dir, FRAGMENTS_FILE);
   const problems: string[] = [];
+  let shared: Map<string, FragmentDefinitionNode>;
+  try {
+    shared = sharedFragments(fragmentsFile);
+  } catch (error) {
+    return { files: files.length, problems: [`${path.relative(root, fragmentsFile)}: ${error instanceof GraphQLError ? error.message : String(error)}`] };
+  }
+  const unused = new Set(shared.keys());
   for (const file of files) {
+    if (file === fragmentsFile) continue;
     const name = path.relative(root, file);
-    let document;
+    let document: DocumentNode;
     try {
       document = parse(fs.readFileSync(file, 'utf8'));
     } catch (error) {
       problems.push(`${name}: ${error instanceof GraphQLError ? error.message : String(error)}`);
       continue;
     }
+    const fragments = spreadFragments(document, shared);
+    for (const fragment of fragments.keys()) unused.delete(fragment);
+    document = { ...document, definitions: [...document.definitions, ...fragments.values()] };
     const errors = validate(apiSchema, document);
     problems.push(...errors.map((error) => `${name}: ${error.message}`));
     if (errors.length > 0) continue;
-    for (const definition of document.definitions) {
-      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-      const violation = limitViolation(measureOperation(document, { schema: apiSchema, operationName: definition.name?.value }));
-      if (violation) problems.push(`${name}: ${definition.name?.value ?? 'anonymous operation'}: ${violation.message}`);
-    }
+    for (const { operation, message } of operationLimitProblems(apiSchema, document)) problems.push(`${name}: ${operation ?? 'anonymous operation'}: ${message}`);
   }
+  for (const fragment of unused) problems.push(`${path.relative(root, fragmentsFile)}: fragment ${fragment} is spread by no operation`);
   return { files: files.length, problems };
 }
 

@@ -23,11 +23,8 @@ const source = (name: ServiceName): SubgraphSource => ({
   url: `http://127.0.0.1:${DEFAULT_PORTS[name]}/graphql`,
 });
 
-/**
- * Every subgraph in the supergraph. The auth service has none: its routes hand out tokens and are
- * rate-limited at the REST edge; nothing in it is worth a dashboard query.
- */
-export const SUBGRAPHS: readonly SubgraphSource[] = [source('user'), source('book'), source('order'), source('payment'), source('analytics')];
+/** Every subgraph in the supergraph: one per service. */
+export const SUBGRAPHS: readonly SubgraphSource[] = [source('user'), source('book'), source('order'), source('payment'), source('analytics'), source('auth')];
 
 export const SUPERGRAPH_FILE = 'schema/supergraph.graphql';
 export const SUBGRAPH_COPIES_DIR = 'schema/subgraphs';
@@ -39,9 +36,7 @@ export interface SubgraphSdl {
   sdl: string;
 }
 
-export type Composition =
-  | { ok: true; supergraphSdl: string; hints: string[]; subgraphs: SubgraphSdl[] }
-  | { ok: false; errors: string[]; subgraphs: SubgraphSdl[] };
+export type Composition = { ok: true; supergraphSdl: string; hints: string[]; subgraphs: SubgraphSdl[] } | { ok: false; errors: string[]; subgraphs: SubgraphSdl[] };
 
 /** The project root: the nearest folder above this file holding package.json (works from dist too). */
 export function projectRoot(from: string = __dirname): string {
@@ -73,7 +68,11 @@ export function composeSubgraphs(subgraphs: SubgraphSdl[]): Composition {
   if (errors.length > 0) return { ok: false, errors, subgraphs };
   const result = composeServices(services);
   if (result.errors) {
-    return { ok: false, errors: result.errors.map((error) => `${String(error.extensions?.code ?? 'COMPOSITION_ERROR')}: ${error.message}`), subgraphs };
+    return {
+      ok: false,
+      errors: result.errors.map((error) => `${typeof error.extensions?.code === 'string' ? error.extensions.code : 'COMPOSITION_ERROR'}: ${error.message}`),
+      subgraphs,
+    };
   }
   const hints = result.hints.map((hint) => `${hint.definition.code}: ${hint.message}`);
   return { ok: true, supergraphSdl: `${result.supergraphSdl.trimEnd()}\n`, hints, subgraphs };

@@ -13,9 +13,9 @@ import { ADMIN_DIST_DIR } from '../gateway/admin-static';
 import { graphqlHalf } from '../gateway/graphql';
 import type { ServiceName } from '../platform/config';
 import { processDeps, stopOnSignals } from '../platform/run';
-import type { BookstoreService } from '../platform/service';
+import type { BookstoreService } from '../rest-compat/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
-import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
+import { createStripeSimulator, type StripeSimulator } from '../simulators/stripe/simulator';
 
 const adminBuilt = () => fs.existsSync(path.join(ADMIN_DIST_DIR, 'index.html'));
 
@@ -77,7 +77,9 @@ async function main(options: EmbeddedOptions = {}): Promise<void> {
     `  events:     ${deps.bus.kind === 'kafka' ? `Kafka ${config.kafkaBrokers?.join(',')}` : 'in-process bus'}`,
     ...started.map((service) => `  ${`${service.name}:`.padEnd(11)} http://${host}:${config.ports[service.name as keyof typeof config.ports]}`),
     `  gateway:    http://${host}:${config.ports.gateway}`,
-    simulator ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)` : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
+    simulator
+      ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)`
+      : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
     `  admin:      http://${host}:${config.ports.gateway}/admin (${config.bootstrapAdmin ? `${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : 'no admin account configured'})${adminBuilt() ? '' : ' not built: run npm run build'}`,
     'Press Ctrl-C to stop.',
     '',

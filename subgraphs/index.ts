@@ -4,7 +4,7 @@
  */
 import type { ServiceName } from '../platform/config';
 import type { ProcessDeps } from '../platform/run';
-import type { BookstoreService } from '../platform/service';
+import type { BookstoreService } from '../rest-compat/service';
 import { createAnalyticsService } from './analytics';
 import { createAuthService } from './auth';
 import { createBookService } from './book';

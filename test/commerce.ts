@@ -23,11 +23,47 @@ export interface CatalogueBook {
   price: number;
 }
 
-export async function createBook(stack: Stack, adminBearer: string, title: string, price: number): Promise<CatalogueBook> {
+/** One author, category and publisher per book service, created on first use, that test books point at. */
+const references = new Map<string, Promise<{ authorId: string; categoryId: string; publisherId: string }>>();
+
+/** An author, a category and a publisher for test books, created once per book service (any replica of it will do). */
+export function catalogueReferences(stack: { urls: Pick<Stack['urls'], 'book'> }, adminBearer: string): Promise<{ authorId: string; categoryId: string; publisherId: string }> {
+  let refs = references.get(stack.urls.book);
+  if (!refs) {
+    const create = async (path: string, body: Record<string, unknown>) => {
+      const res = await request(stack.urls.book).post(path).set('Authorization', adminBearer).send(body);
+      if (res.status !== 201) throw new Error(`${path} failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.id as string;
+    };
+    const tag = randomUUID().slice(0, 8);
+    refs = (async () => ({
+      authorId: await create('/api/authors/create', { firstName: 'Test', lastName: `Author ${tag}` }),
+      categoryId: await create('/api/categories/create', { name: `Test category ${tag}` }),
+      publisherId: await create('/api/publishers/create', { name: `Test publisher ${tag}` }),
+    }))();
+    references.set(stack.urls.book, refs);
+  }
+  return refs;
+}
+
+/** A book of the test catalogue; its stock is not tracked unless `stock` is given. */
+export async function createBook(stack: Stack, adminBearer: string, title: string, price: number, stock?: number): Promise<CatalogueBook> {
+  const { authorId, categoryId, publisherId } = await catalogueReferences(stack, adminBearer);
   const res = await request(stack.urls.book)
     .post('/api/books/create')
     .set('Authorization', adminBearer)
-    .send({ isbn: nextIsbn13(), title, authors: ['Test Author'], description: 'A book for tests', price, language: 'en', publishedDate: '2001-01-01', stock: 100 });
+    .send({
+      isbn: nextIsbn13(),
+      title,
+      authorIds: [authorId],
+      categoryId,
+      publisherId,
+      description: 'A book for tests',
+      price,
+      language: 'en',
+      publishedDate: '2001-01-01',
+      ...(stock === undefined ? {} : { stock }),
+    });
   if (res.status !== 201) throw new Error(`book not created: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.id, title, price };
 }

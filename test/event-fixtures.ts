@@ -3,25 +3,21 @@
  * throwaway databases (SQLite in a temp dir, or MySQL/MariaDB when DB_URL is set).
  */
 import 'reflect-metadata';
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Equals, IsISO8601, IsInt, IsString, IsUUID, Min } from 'class-validator';
 import { Column, Entity, PrimaryColumn, Table, type MigrationInterface, type QueryRunner } from 'typeorm';
-import { loadConfig, type Config } from '../platform/config';
-import { databaseName, openDatabase, type Database } from '../platform/database';
+import type { Config } from '../platform/config';
+import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ProcessedEvent } from '../platform/events/consumer';
 import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka-bus';
 import { OutboxEvent } from '../platform/events/outbox';
-import type { EventEnvelope } from '../platform/events/topics';
+import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
 import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
+import { dropDatabases, runConfig, testConfig } from './stack';
 
-/** DB_URL, KAFKA_BROKERS and LOG_LEVEL as the test run was given them. */
-export const testConfig = loadConfig(process.env, { embedded: true });
-export const testLogger = createLogger(testConfig.logLevel, { test: true });
+export const testLogger = createLogger(runConfig.logLevel, { test: true });
 
 @Entity({ name: 'counters' })
 export class Counter {
@@ -74,6 +70,46 @@ export function counterIncremented(counter: string, seq: number): CounterIncreme
   return { eventId: randomUUID(), type: 'CounterIncremented', occurredAt: new Date().toISOString(), counter, seq };
 }
 
+/** A payment-success event as the payment service publishes it for `userId`: two lines worth 60.07 in all. */
+export function paymentSuccessEvent(userId: string, overrides: Partial<PaymentSuccessEvent> = {}): PaymentSuccessEvent {
+  return {
+    eventId: randomUUID(),
+    type: 'PaymentSuccessEvent',
+    occurredAt: new Date().toISOString(),
+    paymentId: randomUUID(),
+    checkoutId: randomUUID(),
+    userId,
+    transactionId: `pi_${randomUUID().replace(/-/g, '')}`,
+    amount: 60.07,
+    items: [
+      { bookId: randomUUID(), bookTitle: 'Middlemarch', quantity: 3, price: 19.99 },
+      { bookId: randomUUID(), bookTitle: 'Bookmark', quantity: 1, price: 0.1 },
+    ],
+    email: 'reader@example.com',
+    firstName: 'Ada',
+    phoneNumber: '+14155550100',
+    ...overrides,
+  };
+}
+
+/** The payment-refunded event of a full refund of `payment`. */
+export function paymentRefundedEvent(payment: Pick<PaymentRefundedEvent, 'paymentId' | 'userId' | 'transactionId' | 'amount'>): PaymentRefundedEvent {
+  const { paymentId, userId, transactionId, amount } = payment;
+  return { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: new Date().toISOString(), paymentId, userId, transactionId, amount };
+}
+
+type OrderFields = Pick<OrderCreatedEvent, 'orderId' | 'paymentId' | 'userId' | 'items'>;
+
+/** An order-created event of a CONFIRMED order unless `status` says otherwise. */
+export function orderCreatedEvent(fields: OrderFields & Pick<OrderCreatedEvent, 'totalAmount'> & Partial<OrderCreatedEvent>): OrderCreatedEvent {
+  return { eventId: randomUUID(), type: 'OrderCreatedEvent', occurredAt: new Date().toISOString(), status: 'CONFIRMED', ...fields };
+}
+
+/** An order-cancelled event for `paymentId` with these lines, of an order with a new id unless given. */
+export function orderCancelledEvent(fields: Pick<OrderCancelledEvent, 'paymentId' | 'userId' | 'items'> & Partial<OrderCancelledEvent>): OrderCancelledEvent {
+  return { eventId: randomUUID(), type: 'OrderCancelledEvent', occurredAt: new Date().toISOString(), orderId: randomUUID(), ...fields };
+}
+
 export async function readCounter(db: Database, name: string): Promise<number> {
   return (await db.manager.findOneBy(Counter, { name }))?.value ?? 0;
 }
@@ -81,10 +117,14 @@ export async function readCounter(db: Database, name: string): Promise<number> {
 /** Ports nothing listens on now, e.g. for a broker of a test's own or one that is not there. */
 export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<net.Server>((resolve, reject) => {
-      const server = net.createServer().once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer().once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
   );
   const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -92,7 +132,7 @@ export async function freePorts(count: number): Promise<number[]> {
 }
 
 export function makeKafkaBus(overrides: Partial<KafkaBusOptions> = {}): KafkaBus {
-  return new KafkaBus({ brokers: testConfig.kafkaBrokers ?? [], clientId: 'bookstore-test', logger: testLogger, ...overrides });
+  return new KafkaBus({ brokers: runConfig.kafkaBrokers ?? [], clientId: 'bookstore-test', logger: testLogger, ...overrides });
 }
 
 /** Databases named with a prefix unique to this test file, all dropped by `dropAll()`. */
@@ -102,11 +142,7 @@ export class TestDatabases {
   private readonly services: string[] = [];
 
   constructor() {
-    this.config = {
-      dbUrl: testConfig.dbUrl,
-      dbPrefix: `t_${randomBytes(4).toString('hex')}_`,
-      dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'bookstore-events-')),
-    };
+    this.config = testConfig();
   }
 
   async open(service: string): Promise<Database> {
@@ -123,17 +159,6 @@ export class TestDatabases {
 
   async dropAll(): Promise<void> {
     await Promise.all(this.opened.map((db) => db.close()));
-    if (this.config.dbUrl) {
-      const mysql = await import('mysql2/promise');
-      const connection = await mysql.createConnection({ uri: this.config.dbUrl });
-      try {
-        for (const service of this.services) {
-          await connection.query(`DROP DATABASE IF EXISTS \`${databaseName({ service, config: this.config })}\``);
-        }
-      } finally {
-        await connection.end();
-      }
-    }
-    fs.rmSync(this.config.dataDir, { recursive: true, force: true });
+    await dropDatabases(this.config, this.services);
   }
 }

@@ -3,11 +3,11 @@
  * GraphQL half) on port 0, a log kept in memory to read afterwards, raw HTTP requests sent exactly as
  * given (from a chosen loopback address if need be), and the contract's checks on any answer.
  */
-import http, { STATUS_CODES } from 'node:http';
+import http from 'node:http';
 import { graphqlHalf } from '../gateway/graphql';
 import { createLogger, type Logger } from '../platform/logger';
-import { VALIDATION_FAILED } from '../rest-compat/errors';
 import { startGateway, type RunningGateway } from './gateway';
+import { expectEnvelope } from './harness';
 import { startStack, type Stack } from './stack';
 
 export interface LogCapture {
@@ -113,34 +113,18 @@ export function show(answer: Answer): string {
 }
 
 /** Stack frames, source paths and error internals that no answer may carry. */
-const INTERNALS = [/\n\s+at [^\n]+:\d+:\d+/, /node_modules/, /\/work\//, /\bstacktrace\b/i, /QueryFailedError|SQLITE_|\bER_[A-Z]|TypeError|RangeError|ReferenceError/, /Maximum call stack/];
+const INTERNALS = [
+  /\n\s+at [^\n]+:\d+:\d+/,
+  /node_modules/,
+  /\/work\//,
+  /\bstacktrace\b/i,
+  /QueryFailedError|SQLITE_|\bER_[A-Z]|TypeError|RangeError|ReferenceError/,
+  /Maximum call stack/,
+];
 
 export function expectNoInternals(answer: Answer): void {
   for (const pattern of INTERNALS) {
     if (pattern.test(answer.text)) throw new Error(`answer shows internals (${pattern}): ${show(answer)}`);
-  }
-}
-
-/** The contract's error envelope (CONTRACT §1.1) on any 4xx or 5xx answer, as a plain check usable inside properties. */
-export function expectEnvelope(answer: Answer): void {
-  const fail = (why: string) => {
-    throw new Error(`not the error envelope (${why}): ${show(answer)}`);
-  };
-  if (!/^application\/json/.test(answer.headers['content-type'] ?? '')) fail('content type');
-  const body = answer.json as Record<string, unknown> | undefined;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) fail('body');
-  const keys = Object.keys(body!).sort().join(',');
-  if (keys !== 'error,message,path,status,timestamp,validationErrors') fail(`keys ${keys}`);
-  if (body!.status !== answer.status) fail('status field');
-  if (body!.error !== STATUS_CODES[answer.status]) fail('reason phrase');
-  if (typeof body!.timestamp !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/.test(body!.timestamp)) fail('timestamp');
-  if (typeof body!.message !== 'string' || body!.message === '') fail('message');
-  if (typeof body!.path !== 'string' || !body!.path.startsWith('/')) fail('path');
-  const errors = body!.validationErrors;
-  if (body!.message === VALIDATION_FAILED) {
-    if (!Array.isArray(errors) || errors.length === 0 || !errors.every((line) => typeof line === 'string' && /^[^:]+: .+/s.test(line))) fail('validationErrors');
-  } else if (errors !== null) {
-    fail('validationErrors should be null');
   }
 }
 

@@ -14,10 +14,11 @@ import type { EventBus } from '../platform/events/bus';
 import { createEventBus } from '../platform/events/create-bus';
 import { namespacedBus } from '../platform/events/namespaced-bus';
 import { createLogger, type Logger } from '../platform/logger';
-import type { BookstoreService } from '../platform/service';
+import type { BookstoreService } from '../rest-compat/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
 import type { AuthServiceRuntime } from '../subgraphs/auth';
-import { createStripeSimulator, type StripeSimulator } from '../subgraphs/payment/simulator/simulator';
+import { createStripeSimulator, type StripeSimulator } from '../simulators/stripe/simulator';
+import { claimsOf } from './jwt';
 
 export const INTERNAL_KEY = 'test-internal-key';
 
@@ -37,6 +38,10 @@ export interface Stack {
 
 export const WEBHOOK_SECRET = 'whsec_test_harness_secret';
 
+/** DB_URL, KAFKA_BROKERS and LOG_LEVEL as the test run was given them, for a test to ask what it runs on. */
+export const runConfig = loadConfig(process.env, { embedded: true });
+
+/** A configuration of throwaway names: its own database prefix, event namespace, data folder and admin, on the run's infrastructure. */
 export function testConfig(env: Record<string, string> = {}): Config {
   const id = randomBytes(4).toString('hex');
   return loadConfig({
@@ -54,8 +59,12 @@ export function testConfig(env: Record<string, string> = {}): Config {
   });
 }
 
-async function dropDatabases(config: Config, services: ServiceName[]): Promise<void> {
-  if (config.dbUrl) {
+/**
+ * Drops the throwaway databases of `services` (on MariaDB; SQLite keeps them in the data folder) and
+ * removes the data folder (SQLite files, keys, covers), unless `keepDataDir` because its owner still runs.
+ */
+export async function dropDatabases(config: Pick<Config, 'dbUrl' | 'dbPrefix' | 'dataDir'>, services: readonly string[], options: { keepDataDir?: boolean } = {}): Promise<void> {
+  if (config.dbUrl && services.length > 0) {
     const mysql = await import('mysql2/promise');
     const connection = await mysql.createConnection({ uri: config.dbUrl });
     try {
@@ -64,7 +73,7 @@ async function dropDatabases(config: Config, services: ServiceName[]): Promise<v
       await connection.end();
     }
   }
-  fs.rmSync(config.dataDir, { recursive: true, force: true });
+  if (!options.keepDataDir) fs.rmSync(config.dataDir, { recursive: true, force: true });
 }
 
 export interface StackOptions {
@@ -87,7 +96,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await Promise.allSettled(Object.values(services).map((service) => service.stop()));
     await stripe?.stop();
     await bus.close();
-    await dropDatabases(config, Object.keys(services) as ServiceName[]);
+    await dropDatabases(config, Object.keys(services));
   };
   try {
     if (wanted.has('payment')) {
@@ -161,6 +170,5 @@ export async function registeredUser(stack: Stack, overrides: Record<string, unk
 
 export async function adminSession(stack: Stack) {
   const tokens = await login(stack.urls.auth, stack.admin.email, stack.admin.password, 'admin-device');
-  const payload = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
-  return { tokens, userId: payload.sub, bearer: `Bearer ${tokens.accessToken}` };
+  return { tokens, userId: claimsOf(tokens.accessToken).sub as string, email: stack.admin.email, bearer: `Bearer ${tokens.accessToken}` };
 }

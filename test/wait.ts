@@ -1,17 +1,19 @@
 /** Waiting in tests: poll a condition until it holds or a deadline passes, never a fixed sleep. */
 
-export interface WaitOptions {
+export interface WaitOptions<T = unknown> {
   timeoutMs?: number;
   intervalMs?: number;
   /** Names the condition in the failure message. */
   what?: string;
+  /** Whether a result is the one waited for (default: any truthy one); a refused result is the failure message's last value. */
+  accept?: (value: T) => boolean;
 }
 
 /**
  * Resolves with the condition's first truthy result. On the deadline it rejects with the last
  * value or error seen, so a failing test says what it was waiting for and how far it got.
  */
-export async function waitFor<T>(condition: () => T | Promise<T>, timeoutMsOrOptions: number | WaitOptions = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(condition: () => T | Promise<T>, timeoutMsOrOptions: number | WaitOptions<T> = {}): Promise<NonNullable<T>> {
   const options = typeof timeoutMsOrOptions === 'number' ? { timeoutMs: timeoutMsOrOptions } : timeoutMsOrOptions;
   const timeoutMs = options.timeoutMs ?? 20000;
   const intervalMs = options.intervalMs ?? 25;
@@ -20,7 +22,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, timeoutMsOrOpt
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value as NonNullable<T>;
+      if (options.accept ? options.accept(value) && value : value) return value as NonNullable<T>;
       last = value;
     } catch (error) {
       last = error;

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import { waitFor } from '../../test/wait';
-import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
-import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions } from './bus';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testLogger } from '../../test/event-fixtures';
+import { runConfig } from '../../test/stack';
+import { PUBLISHER, PUBLISHER_HEADER, type BusMessage, type ConsumedMessage, type EventBus, type SubscribeOptions } from './bus';
 import { consume } from './consumer';
 import { MemoryBus } from './memory-bus';
 import { deadLetterTopic } from './topics';
@@ -65,7 +66,7 @@ function busContract(kind: 'memory' | 'kafka', makeBus: () => EventBus): void {
     await waitFor(() => received.length >= 2, { what: 'both messages' });
     expect(received.map((m) => m.value)).toEqual(['{"n":1}', '{"n":2}']);
     expect(received[0]).toMatchObject({ topic: t, key: 'book-1', headers: { eventId: 'e-1', 'x-trace': 'abc' } });
-    expect(received[1].headers).toEqual({ eventId: 'e-2' });
+    expect(received[1].headers).toEqual({ eventId: 'e-2', [PUBLISHER_HEADER]: PUBLISHER });
     expect(typeof received[0].partition).toBe('number');
     expect(BigInt(received[1].offset)).toBeGreaterThan(BigInt(received[0].offset));
   });
@@ -144,9 +145,7 @@ function busContract(kind: 'memory' | 'kafka', makeBus: () => EventBus): void {
     const notJson = '{"eventId": ';
     const invalid = JSON.stringify({ eventId: 'not-a-uuid', type: 'CounterIncremented', counter: t, seq: -1 });
     const valid = [counterIncremented(t, 0), counterIncremented(t, 1)];
-    await bus.publish(
-      [JSON.stringify(valid[0]), notJson, invalid, JSON.stringify(valid[1])].map((value) => ({ topic: t, key: 'counter-1', value })),
-    );
+    await bus.publish([JSON.stringify(valid[0]), notJson, invalid, JSON.stringify(valid[1])].map((value) => ({ topic: t, key: 'counter-1', value })));
 
     await waitFor(async () => deadLetters.length >= 2 && (await readCounter(db, t)) >= 2, { what: 'two dead letters and two applied events' });
     expect(deadLetters.map((m) => m.value)).toEqual([notJson, invalid]);
@@ -172,18 +171,107 @@ describe('kafka bus without a reachable broker', () => {
   });
 });
 
-const describeKafka = testConfig.kafkaBrokers ? describe : describe.skip;
-describeKafka(testConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () => {
+const describeKafka = runConfig.kafkaBrokers ? describe : describe.skip;
+describeKafka(runConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () => {
   busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' }));
+
+  it('replaces a consumer whose handler never returns, and its replacement handles the message', async () => {
+    const bus = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });
+    let release: () => void = () => undefined;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const calls: string[] = [];
+    try {
+      const t = `contract-${randomUUID()}`;
+      await bus.publish([{ topic: t, key: 'k', value: 'first' }]);
+      const subscription = await bus.subscribe({
+        groupId: `group-${randomUUID()}`,
+        topics: [t],
+        handle: async (message) => {
+          calls.push(message.value);
+          if (calls.length === 1) await stuck;
+        },
+      });
+      await waitFor(() => calls.length, { what: 'the replacement to get the message again', accept: (n) => n >= 2, timeoutMs: 60_000, intervalMs: 100 });
+      expect(calls.slice(0, 2)).toEqual(['first', 'first']);
+      release();
+      await subscription.stop();
+    } finally {
+      release();
+      await bus.close();
+    }
+  });
+
+  it('replaces a consumer that keeps a partition with readable messages but no longer fetches it', async () => {
+    // kafkajs builds each fetch from its consumer group's active partitions. The first consumer of
+    // this group is made to leave them all out while it goes on fetching, as a consumer that holds
+    // its partitions but no longer reads them would.
+    const { prototype } = require('kafkajs/src/consumer/consumerGroup') as { prototype: { getActiveTopicPartitions(this: { groupId: string }): Record<string, Set<number>> } };
+    const original = prototype.getActiveTopicPartitions;
+    const groupId = `group-${randomUUID()}`;
+    const stuck = new Set<object>();
+    prototype.getActiveTopicPartitions = function (this: { groupId: string }) {
+      const active = original.call(this);
+      if (this.groupId !== groupId) return active;
+      if (stuck.size === 0) stuck.add(this);
+      return stuck.has(this) ? Object.fromEntries(Object.keys(active).map((topic) => [topic, new Set<number>()])) : active;
+    };
+    const bus = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });
+    const received: string[] = [];
+    try {
+      const t = `contract-${randomUUID()}`;
+      await bus.publish([{ topic: t, key: 'k', value: 'waiting' }]);
+      const subscription = await bus.subscribe({ groupId, topics: [t], handle: async (message) => void received.push(message.value) });
+      await waitFor(() => received, { what: 'the replacement consumer to read the message', accept: (values) => values.length > 0, timeoutMs: 60_000, intervalMs: 100 });
+      expect(stuck.size).toBe(1);
+      expect(received).toEqual(['waiting']);
+      await subscription.stop();
+    } finally {
+      prototype.getActiveTopicPartitions = original;
+      await bus.close();
+    }
+  });
+
+  it('leaves no consumer behind when a subscription fails to join its group', async () => {
+    // A service whose start fails is stopped and started again (platform/run.ts); the failed
+    // attempt's consumer must not come back later and take partitions from the next attempt's. The
+    // group's joins fail as they do while a fresh broker still loads its group coordinator.
+    const { prototype } = require('kafkajs/src/consumer/consumerGroup') as { prototype: { joinAndSync(this: { groupId: string }): Promise<unknown> } };
+    const original = prototype.joinAndSync;
+    const groupId = `group-${randomUUID()}`;
+    let coordinatorLoading = true;
+    prototype.joinAndSync = function (this: { groupId: string }) {
+      if (this.groupId === groupId && coordinatorLoading) return Promise.reject(Object.assign(new Error('The coordinator is loading'), { retriable: true }));
+      return original.call(this);
+    };
+    const stallTimeoutMs = 500;
+    const failing = makeKafkaBus({ clientId: 'bus-contract', joinTimeoutMs: 2000, stallTimeoutMs });
+    const healthy = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs });
+    const t = `contract-${randomUUID()}`;
+    const byFailed: string[] = [];
+    const byNext: string[] = [];
+    try {
+      await healthy.publish(Array.from({ length: 30 }, (_, i) => ({ topic: t, key: `k${i}`, value: `m${i}` })));
+      await expect(failing.subscribe({ groupId, topics: [t], handle: async (m) => void byFailed.push(m.value) })).rejects.toThrow(/joining consumer group/);
+      coordinatorLoading = false;
+      // No condition marks a consumer that never comes back: the window is several stall timeouts,
+      // within which a leaked consumer's watch would have started it again.
+      await new Promise((resolve) => setTimeout(resolve, 6 * stallTimeoutMs));
+      const next = await healthy.subscribe({ groupId, topics: [t], handle: async (m) => void byNext.push(m.value) });
+      await waitFor(() => byFailed.length + byNext.length, { what: 'all 30 messages to be handled', accept: (n) => n >= 30, timeoutMs: 60_000, intervalMs: 100 });
+      expect({ byFailed: byFailed.length, byNext: byNext.length }).toEqual({ byFailed: 0, byNext: 30 });
+      await next.stop();
+    } finally {
+      prototype.joinAndSync = original;
+      await Promise.all([failing.close(), healthy.close()]);
+    }
+  });
 
   it('refuses a member of a group that would subscribe other topics than the group does', async () => {
     const bus = makeKafkaBus({ clientId: 'bus-contract' });
     try {
       const groupId = `group-${randomUUID()}`;
       const subscription = await bus.subscribe({ groupId, topics: [`contract-${randomUUID()}`], handle: async () => undefined });
-      await expect(bus.subscribe({ groupId, topics: [`contract-${randomUUID()}`], handle: async () => undefined })).rejects.toThrow(
-        /must subscribe the same topics/,
-      );
+      await expect(bus.subscribe({ groupId, topics: [`contract-${randomUUID()}`], handle: async () => undefined })).rejects.toThrow(/must subscribe the same topics/);
       await subscription.stop();
     } finally {
       await bus.close();

@@ -2,6 +2,8 @@
  * The event bus every service gets: Kafka in the full setup, an in-process bus in the embedded one.
  * Delivery is at least once; consumers make it effectively once (see consumer.ts).
  */
+import os from 'node:os';
+import { runInContext } from '../request-context';
 
 export interface BusMessage {
   topic: string;
@@ -23,12 +25,12 @@ export interface SubscribeOptions {
    * Resolving commits the message; rejecting redelivers it after a back-off, so a handler rejects
    * only for passing faults (database down) and deals with bad messages itself.
    */
-  handle?(message: ConsumedMessage): Promise<void>;
+  handle?: (message: ConsumedMessage) => Promise<void>;
   /**
    * Instead of `handle`: several messages at once (in order per partition), committed or redelivered
    * together. For consumers whose work per message is small next to a transaction's cost.
    */
-  handleBatch?(messages: ConsumedMessage[]): Promise<void>;
+  handleBatch?: (messages: ConsumedMessage[]) => Promise<void>;
   /** Most messages per `handleBatch` call; default 500. */
   maxBatchSize?: number;
   /**
@@ -36,16 +38,30 @@ export interface SubscribeOptions {
    * batches lock the same rows, so that one instance never deadlocks with itself.
    */
   partitionsConcurrently?: number;
+  /**
+   * Most bytes one fetch brings from a partition (Kafka; default 1 MiB). Larger for a consumer that
+   * applies a batch per transaction, so each transaction carries more events.
+   */
+  maxBytesPerPartition?: number;
 }
 
-/** Hands messages to whichever handler the subscription has. */
-export async function deliver(options: SubscribeOptions, messages: ConsumedMessage[]): Promise<void> {
-  if (options.handleBatch) {
-    await options.handleBatch(messages);
-    return;
-  }
-  if (!options.handle) throw new Error(`Subscription of group ${options.groupId} has no handler`);
-  for (const message of messages) await options.handle(message);
+/**
+ * Hands messages to whichever handler the subscription has, outside any request's context: the
+ * in-process bus delivers from the publisher's call, whose request is not the handler's business.
+ */
+export function deliver(options: SubscribeOptions, messages: ConsumedMessage[]): Promise<void> {
+  return runInContext({}, async () => {
+    if (options.handleBatch) {
+      await options.handleBatch(messages);
+      return;
+    }
+    if (!options.handle) throw new Error(`Subscription of group ${options.groupId} has no handler`);
+    for (const message of messages) await options.handle(message);
+  });
+}
+
+export interface PublishOptions {
+  beforeCommit?: () => Promise<void>;
 }
 
 export interface Subscription {
@@ -54,12 +70,23 @@ export interface Subscription {
 
 export interface EventBus {
   readonly kind: 'kafka' | 'memory';
-  /** Resolves once the broker has acknowledged every message. */
-  publish(messages: BusMessage[]): Promise<void>;
+  /**
+   * Resolves once the broker has acknowledged every message. `beforeCommit`, when the bus has a
+   * commit (Kafka's transaction), runs after the messages are sent and before they are committed;
+   * if it throws, they are not. A bus without one, or a wrapper that drops it, never calls it.
+   */
+  publish(messages: BusMessage[], options?: PublishOptions): Promise<void>;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
   health(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Every bus adds a `publisher` header naming the process (host/pid) that published, so an operator
+ * can trace a message, or a message published twice, to its replica.
+ */
+export const PUBLISHER_HEADER = 'publisher';
+export const PUBLISHER = `${os.hostname()}/${process.pid}`;
 
 export const RETRY_BACKOFF_MS = { initial: 200, max: 5000 };
 

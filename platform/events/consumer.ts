@@ -6,10 +6,12 @@
 import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
-import { Column, Entity, In, PrimaryColumn, type EntityManager } from 'typeorm';
-import { isUniqueViolation, type Database } from '../database';
+import { Entity, PrimaryColumn, type EntityManager } from 'typeorm';
+import { TimestampColumn, isUniqueViolation, type Database } from '../database';
 import type { Logger } from '../logger';
+import { runInContext } from '../request-context';
 import type { ConsumedMessage, EventBus, Subscription } from './bus';
+import { passesQuickly } from './quick-validation';
 import { deadLetterTopic, type EventEnvelope } from './topics';
 
 @Entity({ name: 'processed_events' })
@@ -20,7 +22,7 @@ export class ProcessedEvent {
   @PrimaryColumn({ name: 'event_id', type: 'varchar', length: 36 })
   eventId!: string;
 
-  @Column({ name: 'processed_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('processed_at')
   processedAt!: Date;
 }
 
@@ -36,6 +38,7 @@ export async function parseEvent<T extends EventEnvelope>(schema: ClassConstruct
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new PoisonMessageError('payload is not a JSON object');
   const event = plainToInstance(schema, raw);
+  if (passesQuickly(event)) return event;
   const errors = await validate(event, { forbidUnknownValues: true });
   if (errors.length > 0) {
     const reasons = errors.flatMap((e) => Object.values(e.constraints ?? { [e.property]: 'is invalid' }));
@@ -52,10 +55,18 @@ export interface ConsumerOptions<T extends EventEnvelope> {
   groupId: string;
   topic: string;
   schema: ClassConstructor<T>;
+  /**
+   * Runs before the transaction, for an event not applied yet: work outside the database that must
+   * not hold a transaction open, such as a call to a payment provider. It must be idempotent by
+   * itself (a crash before the commit runs it again); a rejection redelivers the event.
+   */
+  prepare?(event: T): Promise<void>;
   /** Applies the event inside the transaction that records it as applied. */
   apply(event: T, manager: EntityManager): Promise<void>;
   /** Runs after the transaction commits (e.g. wake an outbox relay). */
   afterCommit?(): void;
+  /** Most messages applied in one transaction; default 500. */
+  maxBatchSize?: number;
 }
 
 /** Records `eventId` as applied by `consumer`; false when it already was. */
@@ -91,34 +102,127 @@ async function parseOrDeadLetter<T extends EventEnvelope>(
 }
 
 export async function handleMessage<T extends EventEnvelope>(options: ConsumerOptions<T>, message: ConsumedMessage): Promise<void> {
+  const event = await parseOrDeadLetter(options, options.schema, { ...message, topic: options.topic });
+  // The event's id on every line logged while it is handled.
+  if (event) await runInContext({ eventId: event.eventId }, () => applyOnce(options, event));
+}
+
+async function applyOnce<T extends EventEnvelope>(options: ConsumerOptions<T>, event: T): Promise<void> {
   const { db, logger, topic, groupId } = options;
-  const event = await parseOrDeadLetter(options, options.schema, { ...message, topic });
-  if (!event) return;
+  const alreadyApplied = () => db.manager.findOne(ProcessedEvent, { where: { consumer: groupId, eventId: event.eventId } });
   try {
+    if (options.prepare) {
+      if (await alreadyApplied()) {
+        logger.debug({ topic }, 'event already applied');
+        return;
+      }
+      await options.prepare(event);
+    }
     const applied = await db.transaction(async (manager) => {
       if (!(await markProcessed(manager, groupId, event.eventId))) return false;
       await options.apply(event, manager);
       return true;
     });
     if (applied) options.afterCommit?.();
-    else logger.debug({ topic, eventId: event.eventId }, 'event already applied');
+    else logger.debug({ topic }, 'event already applied');
   } catch (error) {
     // Two deliveries of one event racing: the loser's insert hits the primary key.
-    if (isUniqueViolation(error) && (await db.manager.findOne(ProcessedEvent, { where: { consumer: groupId, eventId: event.eventId } }))) return;
-    logger.warn({ err: error, topic, eventId: event.eventId }, 'event could not be applied; it will be redelivered');
+    if (isUniqueViolation(error) && (await alreadyApplied())) return;
+    logger.warn({ err: error, topic }, 'event could not be applied; it will be redelivered');
     throw error;
   }
 }
 
 /**
+ * Applies a batch of one topic's messages (in partition order) in one transaction: the events not
+ * yet recorded are recorded and applied in turn with the same manager, so each sees what the ones
+ * before it wrote (a second event of one business key finds the first one's effect). When the
+ * batch transaction fails (an event that cannot be applied now, a concurrent delivery of the same
+ * event by a member that lost its partition in a rebalance), it is rolled back whole and the
+ * messages go one by one through handleMessage, so only a failing event waits and redelivers.
+ */
+async function handleBatchOfOneTopic<T extends EventEnvelope>(options: ConsumerOptions<T>, messages: ConsumedMessage[]): Promise<void> {
+  if (messages.length === 1) return handleMessage(options, messages[0]);
+  const { db, topic, groupId } = options;
+  const parsed: { message: ConsumedMessage; event: T }[] = [];
+  for (const message of messages) {
+    const event = await parseOrDeadLetter(options, options.schema, { ...message, topic });
+    if (event) parsed.push({ message, event });
+  }
+  if (parsed.length === 0) return;
+  let applied: number;
+  try {
+    applied = await db.transaction(async (manager) => {
+      const fresh = await recordFresh(
+        manager,
+        groupId,
+        parsed.map((p) => p.event),
+      );
+      for (const event of fresh) await runInContext({ eventId: event.eventId }, () => options.apply(event, manager));
+      return fresh.length;
+    });
+  } catch (error) {
+    options.logger.debug({ err: error, topic, size: parsed.length }, 'batch not applied whole; applying its events one by one');
+    for (const { message } of parsed) await handleMessage(options, message);
+    return;
+  }
+  if (applied > 0) options.afterCommit?.();
+}
+
+/** Ids per statement of recordFresh: a batch in one or a few round trips, within both databases' placeholder limits. */
+const RECORD_CHUNK = 5000;
+
+/**
+ * Records as applied by `consumer` those of `events` that were not yet (the first of duplicates
+ * within the list); resolves with them in order. The ids are inserted RECORD_CHUNK at a time in one
+ * multi-row statement: redelivery is rare, so the insert is tried first, and only a chunk that hits
+ * an id already recorded (the failed statement changed nothing) is read back to insert the others.
+ * Plain SQL: the query builder's per-row work would cost more than the statements.
+ */
+async function recordFresh<E extends EventEnvelope>(manager: EntityManager, consumer: string, events: E[]): Promise<E[]> {
+  const ids = [...new Set(events.map((event) => event.eventId))];
+  const metadata = manager.connection.getMetadata(ProcessedEvent);
+  const table = manager.connection.driver.escape(metadata.tableName);
+  const processedAtColumn = metadata.findColumnWithPropertyName('processedAt');
+  if (!processedAtColumn) throw new Error('processed_events has no processed_at column');
+  const processedAt: unknown = manager.connection.driver.preparePersistentValue(new Date(), processedAtColumn);
+  const insert = (part: string[]) =>
+    manager.query(
+      `INSERT INTO ${table} (consumer, event_id, processed_at) VALUES ${part.map(() => '(?, ?, ?)').join(', ')}`,
+      part.flatMap((id) => [consumer, id, processedAt]),
+    );
+  const recorded = new Set<string>();
+  for (let i = 0; i < ids.length; i += RECORD_CHUNK) {
+    let part = ids.slice(i, i + RECORD_CHUNK);
+    try {
+      await insert(part);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const rows = await manager.query<{ event_id: string }[]>(`SELECT event_id FROM ${table} WHERE consumer = ? AND event_id IN (${part.map(() => '?').join(', ')})`, [
+        consumer,
+        ...part,
+      ]);
+      const seen = new Set(rows.map((row) => row.event_id));
+      part = part.filter((id) => !seen.has(id));
+      if (part.length > 0) await insert(part);
+    }
+    for (const id of part) recorded.add(id);
+  }
+  // Each recorded id once, for its first event in the list.
+  return events.filter((event) => recorded.delete(event.eventId));
+}
+
+/**
  * Subscribes one topic. Each topic gets its own broker consumer group (`<groupId>.<topic>`): members
  * of one Kafka group must subscribe the same topics, or partitions go to members that cannot read them.
+ * Messages arrive in batches per partition, applied one transaction per batch (see handleBatchOfOneTopic).
  */
 export function consume<T extends EventEnvelope>(options: ConsumerOptions<T>): Promise<Subscription> {
   return options.bus.subscribe({
     groupId: `${options.groupId}.${options.topic}`,
     topics: [options.topic],
-    handle: (message) => handleMessage(options, message),
+    maxBatchSize: options.maxBatchSize,
+    handleBatch: (messages) => handleBatchOfOneTopic(options, messages),
   });
 }
 
@@ -134,6 +238,7 @@ export interface BatchConsumerOptions {
   applyBatch(events: { topic: string; event: EventEnvelope }[], manager: EntityManager): Promise<void>;
   maxBatchSize?: number;
   partitionsConcurrently?: number;
+  maxBytesPerPartition?: number;
 }
 
 /**
@@ -147,6 +252,7 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
     topics: Object.keys(options.topics),
     maxBatchSize: options.maxBatchSize,
     partitionsConcurrently: options.partitionsConcurrently,
+    maxBytesPerPartition: options.maxBytesPerPartition,
     handleBatch: async (messages) => {
       const parsed: { topic: string; event: EventEnvelope }[] = [];
       for (const message of messages) {
@@ -155,18 +261,15 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
       }
       if (parsed.length === 0) return;
       await db.transaction(async (manager) => {
-        const ids = [...new Set(parsed.map((p) => p.event.eventId))];
-        const seen = new Set<string>();
-        for (let i = 0; i < ids.length; i += 500) {
-          const rows = await manager.find(ProcessedEvent, { where: { consumer: groupId, eventId: In(ids.slice(i, i + 500)) } });
-          for (const row of rows) seen.add(row.eventId);
-        }
-        const fresh = parsed.filter((p) => !seen.has(p.event.eventId) && (seen.add(p.event.eventId), true));
+        const freshEvents = new Set(
+          await recordFresh(
+            manager,
+            groupId,
+            parsed.map((p) => p.event),
+          ),
+        );
+        const fresh = parsed.filter((p) => freshEvents.has(p.event));
         if (fresh.length === 0) return;
-        const processedAt = new Date();
-        for (let i = 0; i < fresh.length; i += 500) {
-          await manager.insert(ProcessedEvent, fresh.slice(i, i + 500).map((p) => ({ consumer: groupId, eventId: p.event.eventId, processedAt })));
-        }
         await options.applyBatch(fresh, manager);
       });
     },

@@ -5,9 +5,9 @@ import type { EventBus } from './bus';
 import { KafkaBus } from './kafka-bus';
 import { MemoryBus } from './memory-bus';
 
-export function createEventBus(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'>, logger: Logger): EventBus {
+export function createEventBus(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'> & Partial<Pick<Config, 'kafkaPartitions'>>, logger: Logger): EventBus {
   if (config.kafkaBrokers && config.kafkaBrokers.length > 0) {
-    return new KafkaBus({ brokers: config.kafkaBrokers, clientId: config.kafkaClientId, logger });
+    return new KafkaBus({ brokers: config.kafkaBrokers, clientId: config.kafkaClientId, numPartitions: config.kafkaPartitions, logger });
   }
   return new MemoryBus();
 }

@@ -3,7 +3,7 @@
  * consumer group sees every message once, in order per key, redelivered while its handler fails).
  */
 import type { BusMessage, ConsumedMessage, EventBus, SubscribeOptions, Subscription } from './bus';
-import { RETRY_BACKOFF_MS, deliver, nextBackoff } from './bus';
+import { PUBLISHER, PUBLISHER_HEADER, RETRY_BACKOFF_MS, deliver, nextBackoff } from './bus';
 
 interface Member {
   options: SubscribeOptions;
@@ -99,7 +99,7 @@ export class MemoryBus implements EventBus {
   async publish(messages: BusMessage[]): Promise<void> {
     if (this.closed) throw new Error('The event bus is closed');
     for (const message of messages) {
-      this.log(message.topic).push({ seq: this.seq++, message: { ...message, headers: { ...message.headers } } });
+      this.log(message.topic).push({ seq: this.seq++, message: { ...message, headers: { ...message.headers, [PUBLISHER_HEADER]: PUBLISHER } } });
     }
     for (const group of this.groups.values()) void group.drain();
   }

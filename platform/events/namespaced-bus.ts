@@ -2,7 +2,7 @@
  * Puts every topic and consumer group of a bus under a prefix, so several systems (parallel test
  * suites, staging beside production) can share one broker without seeing each other's events.
  */
-import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
+import type { BusMessage, EventBus, PublishOptions, SubscribeOptions, Subscription } from './bus';
 
 export function namespacedBus(bus: EventBus, namespace: string): EventBus {
   if (!namespace) return bus;
@@ -10,7 +10,11 @@ export function namespacedBus(bus: EventBus, namespace: string): EventBus {
   const outer = (topic: string) => (topic.startsWith(namespace) ? topic.slice(namespace.length) : topic);
   return {
     kind: bus.kind,
-    publish: (messages: BusMessage[]) => bus.publish(messages.map((m) => ({ ...m, topic: inner(m.topic) }))),
+    publish: (messages: BusMessage[], options?: PublishOptions) =>
+      bus.publish(
+        messages.map((m) => ({ ...m, topic: inner(m.topic) })),
+        options,
+      ),
     subscribe: (options: SubscribeOptions): Promise<Subscription> => {
       const { handle, handleBatch } = options;
       return bus.subscribe({

@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { Database } from '../database';
 import { waitFor } from '../../test/wait';
-import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testConfig, testLogger } from '../../test/event-fixtures';
+import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testLogger } from '../../test/event-fixtures';
+import { runConfig } from '../../test/stack';
 import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
 import { ProcessedEvent, consume } from './consumer';
 import { MemoryBus } from './memory-bus';
@@ -18,7 +18,7 @@ import { OutboxRelay, enqueueEvent } from './outbox';
 
 jest.setTimeout(120000);
 
-const kafka = testConfig.kafkaBrokers !== undefined;
+const kafka = runConfig.kafkaBrokers !== undefined;
 const databases = new TestDatabases();
 afterAll(() => databases.dropAll());
 
@@ -47,12 +47,21 @@ class ObservedBus implements EventBus {
   }
 
   subscribe(options: SubscribeOptions): Promise<Subscription> {
+    const { handle, handleBatch } = options;
     return this.inner.subscribe({
       ...options,
-      handle: async (message) => {
-        await options.handle?.(message);
-        this.handled++;
-      },
+      handle:
+        handle &&
+        (async (message) => {
+          await handle(message);
+          this.handled++;
+        }),
+      handleBatch:
+        handleBatch &&
+        (async (messages) => {
+          await handleBatch(messages);
+          this.handled += messages.length;
+        }),
     });
   }
 
@@ -65,18 +74,33 @@ class ObservedBus implements EventBus {
   }
 }
 
-/** A relay's database whose delete fails: the relay dies after publishing, before removing the rows. */
-class DiesBeforeDelete extends Database {
+/** A relay's bus that dies once the broker acknowledged: the relay never removes (or commits the removal of) the rows. */
+class DiesAfterPublish implements EventBus {
   constructor(
-    db: Database,
+    private readonly inner: EventBus,
     private readonly die: () => void,
-  ) {
-    super(db.dataSource, db.kind, db.name);
+  ) {}
+
+  get kind() {
+    return this.inner.kind;
   }
 
-  override transaction<T>(): Promise<T> {
+  async publish(messages: BusMessage[]): Promise<void> {
+    await this.inner.publish(messages);
     this.die();
-    return Promise.reject(new Error('relay died between publish and delete'));
+    throw new Error('relay died between publish and delete');
+  }
+
+  subscribe(options: SubscribeOptions): Promise<Subscription> {
+    return this.inner.subscribe(options);
+  }
+
+  health(): Promise<void> {
+    return this.inner.health();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }
 
@@ -184,25 +208,33 @@ describe('outbox relay and idempotent consumer', () => {
     fs.rmSync(secondBroker.work, { recursive: true, force: true });
   });
 
-  (kafka ? it : it.skip)(`deliver every event committed while the Kafka broker was stopped, once each${kafka ? '' : ' (set KAFKA_BROKERS to run)'}`, async () => {
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-outage-'));
-    const [port, controllerPort] = await freePorts(2);
-    const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), KAFKA_WORK: work };
-    const script = path.resolve(__dirname, '../../scripts/kafka.sh');
-    const broker = { work, run: (command: 'start' | 'stop') => promisify(execFile)('bash', [script, command], { env, timeout: 120000 }) };
-    secondBroker = broker;
-    await broker.run('start');
-    const bus = new ObservedBus(makeKafkaBus({ brokers: [`127.0.0.1:${port}`], clientId: 'outage-test', publishTimeoutMs: 10000 }));
-    try {
-      await deliversEverythingAfterAnOutage('outage_kafka', {
-        bus,
-        down: async () => void (await broker.run('stop')),
-        up: async () => void (await broker.run('start')),
-      });
-    } finally {
-      await bus.close();
-    }
-  }, 300000);
+  (kafka ? it : it.skip)(
+    `deliver every event committed while the Kafka broker was stopped, once each${kafka ? '' : ' (set KAFKA_BROKERS to run)'}`,
+    async () => {
+      const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-outage-'));
+      const [port, controllerPort] = await freePorts(2);
+      const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), KAFKA_WORK: work };
+      const script = path.resolve(__dirname, '../../scripts/kafka.sh');
+      const broker = { work, run: (command: 'start' | 'stop') => promisify(execFile)('bash', [script, command], { env, timeout: 120000 }) };
+      secondBroker = broker;
+      await broker.run('start');
+      const bus = new ObservedBus(makeKafkaBus({ brokers: [`127.0.0.1:${port}`], clientId: 'outage-test', publishTimeoutMs: 10000 }));
+      try {
+        await deliversEverythingAfterAnOutage('outage_kafka', {
+          bus,
+          down: async () => {
+            await broker.run('stop');
+          },
+          up: async () => {
+            await broker.run('start');
+          },
+        });
+      } finally {
+        await bus.close();
+      }
+    },
+    300000,
+  );
 
   describe(`on the ${kafka ? 'kafka' : 'memory'} bus`, () => {
     let bus: ObservedBus;
@@ -216,8 +248,8 @@ describe('outbox relay and idempotent consumer', () => {
       try {
         await p.produce(200);
         const dying: OutboxRelay = new OutboxRelay({
-          db: new DiesBeforeDelete(p.db, () => void dying.stop()),
-          bus,
+          db: p.db,
+          bus: new DiesAfterPublish(bus, () => void dying.stop()),
           logger: testLogger,
           batchSize: 50,
         });
@@ -236,6 +268,37 @@ describe('outbox relay and idempotent consumer', () => {
         expect(await p.consumed()).toBe(200);
         expect(await p.applied()).toBe(200);
       } finally {
+        await p.stop();
+      }
+    });
+
+    const sharedOutbox = runConfig.dbUrl ? it : it.skip;
+    sharedOutbox('two relays on one outbox publish every row once, in order per key (MySQL)', async () => {
+      const p = await pipeline('two_relays', bus);
+      const order = new Map<string, number[]>();
+      const recording: EventBus = {
+        kind: bus.kind,
+        publish: async (messages) => {
+          await bus.publish(messages);
+          for (const m of messages) order.set(m.key, [...(order.get(m.key) ?? []), (JSON.parse(m.value) as { seq: number }).seq]);
+        },
+        subscribe: (options) => bus.subscribe(options),
+        health: () => bus.health(),
+        close: async () => undefined,
+      };
+      const relays = [1, 2].map(() => new OutboxRelay({ db: p.db, bus: recording, logger: testLogger, batchSize: 20, pollMs: 50 }));
+      try {
+        await p.produce(400);
+        for (const relay of relays) relay.start();
+        await waitFor(async () => (await relays[0].pending()) === 0, { what: 'the two relays to empty the outbox', timeoutMs: 60000 });
+        await Promise.all(relays.map((relay) => relay.stop()));
+        await waitFor(async () => (await p.consumed()) >= 400, { what: 'all 400 events consumed', timeoutMs: 60000 });
+
+        expect(bus.published).toBe(400);
+        for (const [, seqs] of order) expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+        expect(await p.consumed()).toBe(400);
+      } finally {
+        await Promise.all(relays.map((relay) => relay.stop()));
         await p.stop();
       }
     });

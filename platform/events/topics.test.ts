@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PoisonMessageError, parseEvent } from './consumer';
-import { PaymentFailedEvent, PaymentSuccessEvent } from './topics';
+import { OrderCancelledEvent, PaymentFailedEvent, PaymentSuccessEvent } from './topics';
 
 const success = () => ({
   eventId: randomUUID(),
@@ -39,5 +39,13 @@ describe('event payload validation', () => {
     const failed = { ...common, type: 'PaymentFailedEvent', reason: 'card_declined' };
     await expect(parseEvent(PaymentFailedEvent, JSON.stringify(failed))).resolves.toMatchObject({ reason: 'card_declined' });
     await expect(parseEvent(PaymentFailedEvent, JSON.stringify({ ...failed, userId: 'nope' }))).rejects.toBeInstanceOf(PoisonMessageError);
+  });
+
+  it('holds order-cancelled to the order, its payment, its user and its lines', async () => {
+    const { paymentId, userId, items } = success();
+    const cancelled = { eventId: randomUUID(), type: 'OrderCancelledEvent', occurredAt: '2026-11-22T10:00:00.000Z', orderId: randomUUID(), paymentId, userId, items };
+    await expect(parseEvent(OrderCancelledEvent, JSON.stringify(cancelled))).resolves.toMatchObject({ orderId: cancelled.orderId, items });
+    await expect(parseEvent(OrderCancelledEvent, JSON.stringify({ ...cancelled, orderId: undefined }))).rejects.toBeInstanceOf(PoisonMessageError);
+    await expect(parseEvent(OrderCancelledEvent, JSON.stringify({ ...cancelled, items: [{ bookId: 'x', quantity: 1 }] }))).rejects.toBeInstanceOf(PoisonMessageError);
   });
 });

@@ -13,7 +13,9 @@ export const TOPICS = {
   paymentRefunded: 'payment-refunded',
   paymentCompleted: 'payment-completed',
   orderCreated: 'order-created',
+  orderCancelled: 'order-cancelled',
   userDeleted: 'user-deleted',
+  sessionsRevoked: 'sessions-revoked',
 } as const;
 
 export type Topic = (typeof TOPICS)[keyof typeof TOPICS];
@@ -37,6 +39,20 @@ export class UserDeletedEvent extends EventEnvelope {
 
   @IsUUID('all')
   userId!: string;
+}
+
+/** Sessions the auth service ended; every token verifier refuses their access tokens from then on. */
+export class SessionsRevokedEvent extends EventEnvelope {
+  @Equals('SessionsRevokedEvent')
+  declare type: 'SessionsRevokedEvent';
+
+  @IsUUID('all')
+  userId!: string;
+
+  /** Empty: every session of the user (its tokens issued up to `occurredAt`). */
+  @IsArray()
+  @IsUUID('all', { each: true })
+  sessionIds!: string[];
 }
 
 /** A purchased line as events carry it; `price` is the unit price. */
@@ -129,17 +145,26 @@ export class PaymentCompletedEvent extends EventEnvelope {
   @amount() @Min(0) amount!: number;
 }
 
-export class OrderCreatedEvent extends EventEnvelope {
-  @Equals('OrderCreatedEvent')
-  declare type: 'OrderCreatedEvent';
-
+/** What every event about one order carries. */
+abstract class OrderEvent extends EventEnvelope {
   @IsUUID('all') orderId!: string;
   @IsUUID('all') paymentId!: string;
   @IsUUID('all') userId!: string;
-  @amount() @Min(0) totalAmount!: number;
 
   @EventItems({ atLeastOne: false })
   items!: EventItem[];
+}
 
+export class OrderCreatedEvent extends OrderEvent {
+  @Equals('OrderCreatedEvent')
+  declare type: 'OrderCreatedEvent';
+
+  @amount() @Min(0) totalAmount!: number;
   @IsString() status!: string;
+}
+
+/** An order was cancelled (CONTRACT §6): the payment refunds it, the book service puts the stock back. */
+export class OrderCancelledEvent extends OrderEvent {
+  @Equals('OrderCancelledEvent')
+  declare type: 'OrderCancelledEvent';
 }

@@ -20,17 +20,37 @@ function events(paymentId: string, amount: number, items: EventItem[]) {
   const base = { paymentId, checkoutId: randomUUID(), userId: randomUUID() };
   const at = (day: string) => `${day}T12:00:00.000Z`;
   return {
-    created: (day: string): Publishable => ({ topic: TOPICS.paymentCreated, event: { eventId: randomUUID(), type: 'PaymentCreatedEvent', occurredAt: at(day), ...base, amount, items } }),
+    created: (day: string): Publishable => ({
+      topic: TOPICS.paymentCreated,
+      event: { eventId: randomUUID(), type: 'PaymentCreatedEvent', occurredAt: at(day), ...base, amount, items },
+    }),
     success: (day: string): Publishable => ({
       topic: TOPICS.paymentSuccess,
-      event: { eventId: randomUUID(), type: 'PaymentSuccessEvent', occurredAt: at(day), ...base, transactionId: 'pi_1', amount, items, email: 'a@example.com', firstName: 'A', phoneNumber: '+10000000000' },
+      event: {
+        eventId: randomUUID(),
+        type: 'PaymentSuccessEvent',
+        occurredAt: at(day),
+        ...base,
+        transactionId: 'pi_1',
+        amount,
+        items,
+        email: 'a@example.com',
+        firstName: 'A',
+        phoneNumber: '+10000000000',
+      },
     }),
     completed: (day: string): Publishable => ({
       topic: TOPICS.paymentCompleted,
       event: { eventId: randomUUID(), type: 'PaymentCompletedEvent', occurredAt: at(day), paymentId, orderId: randomUUID(), transactionId: 'pi_1', amount },
     }),
-    failed: (day: string): Publishable => ({ topic: TOPICS.paymentFailed, event: { eventId: randomUUID(), type: 'PaymentFailedEvent', occurredAt: at(day), ...base, transactionId: 'pi_1', amount, reason: 'card_declined' } }),
-    refunded: (day: string): Publishable => ({ topic: TOPICS.paymentRefunded, event: { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: at(day), paymentId, userId: base.userId, transactionId: 'pi_1', amount } }),
+    failed: (day: string): Publishable => ({
+      topic: TOPICS.paymentFailed,
+      event: { eventId: randomUUID(), type: 'PaymentFailedEvent', occurredAt: at(day), ...base, transactionId: 'pi_1', amount, reason: 'card_declined' },
+    }),
+    refunded: (day: string): Publishable => ({
+      topic: TOPICS.paymentRefunded,
+      event: { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: at(day), paymentId, userId: base.userId, transactionId: 'pi_1', amount },
+    }),
   };
 }
 
@@ -52,6 +72,11 @@ describe('a hand-computed scenario over two months', () => {
   let stack: Stack;
   let admin: string;
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
+  /** Both months as /analytics/revenue and /analytics/orders count them for 2026-09-30 to 2026-10-10. */
+  const MONTHS_OF_SEPT30_TO_OCT10 = [
+    { month: '2026-09', revenue: 0, paidOrders: 0, ordersCreated: 1 },
+    { month: '2026-10', revenue: 45, paidOrders: 2, ordersCreated: 2 },
+  ];
 
   beforeAll(async () => {
     stack = await startStack({ services: ['analytics'] });
@@ -65,15 +90,25 @@ describe('a hand-computed scenario over two months', () => {
     const p7 = events(randomUUID(), 5, [item(E, 1, 5)]);
     const p7Success = p7.success('2026-10-10');
     await publish(stack, [
-      p1.created('2026-09-10'), p1.success('2026-09-10'),
-      p2.created('2026-09-15'), p2.failed('2026-09-15'),
-      p3.created('2026-09-30'), p3.failed('2026-09-30'), p3.success('2026-10-01'),
+      p1.created('2026-09-10'),
+      p1.success('2026-09-10'),
+      p2.created('2026-09-15'),
+      p2.failed('2026-09-15'),
+      p3.created('2026-09-30'),
+      p3.failed('2026-09-30'),
+      p3.success('2026-10-01'),
       // The refund arrives before its success: the order of arrival must not matter.
-      p4.created('2026-10-05'), p4.refunded('2026-10-20'), p4.success('2026-10-05'),
-      p5.success('2026-10-31'), p5.created('2026-10-31'),
+      p4.created('2026-10-05'),
+      p4.refunded('2026-10-20'),
+      p4.success('2026-10-05'),
+      p5.success('2026-10-31'),
+      p5.created('2026-10-31'),
       p6.created('2026-10-31'),
       // Legacy payment-completed, then payment-success and a redelivery of it: counted once.
-      p7.created('2026-10-10'), p7.completed('2026-10-10'), p7Success, p7Success,
+      p7.created('2026-10-10'),
+      p7.completed('2026-10-10'),
+      p7Success,
+      p7Success,
     ]);
     // Topics are consumed independently: wait until the last event of each kind has been ingested.
     await dashboardWhen(stack, admin, (d) => d.totalOrders === 7 && d.paidOrders === 4 && d.failedPayments === 1 && d.booksSold === 7);
@@ -115,10 +150,7 @@ describe('a hand-computed scenario over two months', () => {
         { date: '2026-10-05', revenue: 0, paidOrders: 0 },
         { date: '2026-10-10', revenue: 5, paidOrders: 1 },
       ],
-      monthly: [
-        { month: '2026-09', revenue: 0, paidOrders: 0, ordersCreated: 1 },
-        { month: '2026-10', revenue: 45, paidOrders: 2, ordersCreated: 2 },
-      ],
+      monthly: MONTHS_OF_SEPT30_TO_OCT10,
     });
     expect((await get('/analytics/revenue/daily?from=2026-09-30&to=2026-10-10')).body).toEqual(res.body.daily);
     expect((await get('/analytics/revenue/monthly?from=2026-09-30&to=2026-10-10')).body).toEqual(res.body.monthly);
@@ -131,7 +163,16 @@ describe('a hand-computed scenario over two months', () => {
       { month: '2026-10', revenue: 55, paidOrders: 3, ordersCreated: 4 },
     ]);
     const daily = await get('/analytics/revenue/daily?from=2026-09-01&to=2026-10-31');
-    expect(daily.body.map((d: { date: string }) => d.date)).toEqual(['2026-09-10', '2026-09-15', '2026-09-30', '2026-10-01', '2026-10-05', '2026-10-10', '2026-10-20', '2026-10-31']);
+    expect(daily.body.map((d: { date: string }) => d.date)).toEqual([
+      '2026-09-10',
+      '2026-09-15',
+      '2026-09-30',
+      '2026-10-01',
+      '2026-10-05',
+      '2026-10-10',
+      '2026-10-20',
+      '2026-10-31',
+    ]);
   });
 
   it('answers orders for the same range, totals covering the range only', async () => {
@@ -144,10 +185,7 @@ describe('a hand-computed scenario over two months', () => {
         { date: '2026-10-05', ordersCreated: 1, paidOrders: 0 },
         { date: '2026-10-10', ordersCreated: 1, paidOrders: 1 },
       ],
-      monthly: [
-        { month: '2026-09', revenue: 0, paidOrders: 0, ordersCreated: 1 },
-        { month: '2026-10', revenue: 45, paidOrders: 2, ordersCreated: 2 },
-      ],
+      monthly: MONTHS_OF_SEPT30_TO_OCT10,
     });
   });
 
@@ -176,7 +214,15 @@ describe('a hand-computed scenario over two months', () => {
 
   it('is for admins only: 401 anonymous, 403 for a USER', async () => {
     const user = await registeredUser(stack);
-    for (const path of ['/analytics/dashboard', '/analytics/revenue', '/analytics/revenue/daily', '/analytics/revenue/monthly', '/analytics/orders', '/analytics/books', '/analytics/payments']) {
+    for (const path of [
+      '/analytics/dashboard',
+      '/analytics/revenue',
+      '/analytics/revenue/daily',
+      '/analytics/revenue/monthly',
+      '/analytics/orders',
+      '/analytics/books',
+      '/analytics/payments',
+    ]) {
       expectEnvelope(await request(stack.urls.analytics).get(path), 401, 'Authentication is required to access this resource');
       expectEnvelope(await request(stack.urls.analytics).get(path).set('Authorization', user.bearer), 403, 'Admin role is required to access analytics');
     }
@@ -208,7 +254,15 @@ describe('figures on small and empty data', () => {
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
 
   it('answers zeros on a fresh install', async () => {
-    expect((await get('/analytics/dashboard')).body).toEqual({ totalOrders: 0, paidOrders: 0, failedPayments: 0, totalRevenue: 0, averageOrderValue: 0, booksSold: 0, paymentSuccessRate: 0 });
+    expect((await get('/analytics/dashboard')).body).toEqual({
+      totalOrders: 0,
+      paidOrders: 0,
+      failedPayments: 0,
+      totalRevenue: 0,
+      averageOrderValue: 0,
+      booksSold: 0,
+      paymentSuccessRate: 0,
+    });
     expect((await get('/analytics/books')).body).toEqual({ booksSold: 0, topBooks: [] });
   });
 
@@ -230,8 +284,18 @@ describe('figures on small and empty data', () => {
     const sales: Publishable[] = [];
     // Books 11..22: quantities 12..1, except 13 and 14 tie on quantity (revenue decides) and 15 and 16 tie on both (bookId decides).
     const plan: [number, number, number][] = [
-      [11, 12, 1], [12, 11, 1], [13, 10, 1], [14, 10, 2], [15, 9, 1], [16, 9, 1],
-      [17, 8, 1], [18, 7, 1], [19, 6, 1], [20, 5, 1], [21, 4, 1], [22, 3, 1],
+      [11, 12, 1],
+      [12, 11, 1],
+      [13, 10, 1],
+      [14, 10, 2],
+      [15, 9, 1],
+      [16, 9, 1],
+      [17, 8, 1],
+      [18, 7, 1],
+      [19, 6, 1],
+      [20, 5, 1],
+      [21, 4, 1],
+      [22, 3, 1],
     ];
     for (const [n, quantity, price] of plan) sales.push(events(randomUUID(), quantity * price, [item(book(n), quantity, price)]).success('2026-11-03'));
     const before = (await get('/analytics/books')).body.booksSold as number;

@@ -83,14 +83,25 @@ function factItems(items: EventItem[]): FactItem[] {
   return items.map((item) => ({ bookId: item.bookId.toLowerCase(), bookTitle: item.bookTitle, quantity: item.quantity, priceCents: toCents(item.price) }));
 }
 
-/** The fact once `event` is known; the first report of each thing wins, so redelivery changes nothing. */
+const DAY_OF: Record<FactEvent['kind'], 'createdDay' | 'paidDay' | 'failedDay' | 'refundedDay'> = {
+  created: 'createdDay',
+  paid: 'paidDay',
+  failed: 'failedDay',
+  refunded: 'refundedDay',
+};
+
+/**
+ * The fact once `event` is known; the first report of each thing wins, so redelivery changes
+ * nothing: then `fact` itself comes back (the same object), which tells the caller there is nothing
+ * to write.
+ */
 export function withEvent(fact: Fact, event: FactEvent): Fact {
+  const day = DAY_OF[event.kind];
+  const newItems = (event.kind === 'created' || event.kind === 'paid') && event.items && fact.items === null;
+  if (fact.amountCents !== null && fact[day] !== null && !newItems) return fact;
   const next: Fact = { ...fact, amountCents: fact.amountCents ?? toCents(event.amount) };
-  if ((event.kind === 'created' || event.kind === 'paid') && event.items && next.items === null) next.items = factItems(event.items);
-  if (event.kind === 'created') next.createdDay ??= event.day;
-  if (event.kind === 'paid') next.paidDay ??= event.day;
-  if (event.kind === 'failed') next.failedDay ??= event.day;
-  if (event.kind === 'refunded') next.refundedDay ??= event.day;
+  if (newItems) next.items = factItems(event.items as EventItem[]);
+  next[day] ??= event.day;
   return next;
 }
 

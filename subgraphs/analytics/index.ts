@@ -4,9 +4,9 @@ import { openDatabase, type DatabaseOptions } from '../../platform/database';
 import { ProcessedEvent } from '../../platform/events/consumer';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
 import type { ProcessDeps } from '../../platform/run';
-import { assembleService, type BookstoreService } from '../../platform/service';
+import { assembleService, type BookstoreService } from '../../rest-compat/service';
 import { OutboxEvent } from '../../platform/events/outbox';
-import { jwksVerifierFor } from '../../rest-compat/auth';
+import { jwksVerifierFor } from '../../platform/auth';
 import { BookSales, DailyAggregate, PaymentFact } from './entities';
 import { subscribeAnalyticsEvents } from './events';
 import { CreateAnalytics1732000000600 } from './migrations/1732000000600-CreateAnalytics';
@@ -28,13 +28,13 @@ export async function createAnalyticsService(deps: ProcessDeps): Promise<Booksto
   const logger = deps.logger.child({ service: 'analytics' });
   const db = await analyticsDatabase(config);
   const analytics = new AnalyticsService(db);
-  const verifier = jwksVerifierFor(config);
+  const verifier = jwksVerifierFor(config, { bus, logger, service: 'analytics' });
   const runtime = await assembleService({
     name: 'analytics',
     description: 'Admin reporting on orders, revenue, books sold and payments',
     db,
     logger,
-    health: { db: () => db.ping(), bus: () => bus.health() },
+    bus,
     basePath: '/analytics',
     routes: analyticsRoutes(analytics, verifier),
     subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: analyticsResolvers(analytics), loaders: analyticsLoaders(analytics), verifier },

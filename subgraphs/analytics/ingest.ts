@@ -3,12 +3,18 @@
  * multi-row upserts of the daily and per-book aggregates. Rows are written in key order so that
  * concurrent batches lock them in the same order.
  */
-import { In, type EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { DatabaseKind } from '../../platform/database';
 import { DAY_COUNTERS, Deltas, contribute, emptyFact, withEvent, type Fact, type FactEvent } from './facts';
 import { PaymentFact } from './entities';
 
-const CHUNK = 500;
+/**
+ * Placeholders per statement: a batch's rows in one round trip per table, under the limits of both
+ * databases (32,766 in SQLite, 65,535 in MySQL).
+ */
+const MAX_PLACEHOLDERS = 30_000;
+/** Ids per statement, and facts per page when rebuilding. */
+const CHUNK = 5000;
 
 function chunks<T>(rows: T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -39,7 +45,7 @@ async function upsert(
   rows: unknown[][],
   changes: { added?: string[]; replaced?: string[] },
 ): Promise<void> {
-  for (const part of chunks(rows)) {
+  for (const part of chunks(rows, Math.floor(MAX_PLACEHOLDERS / columns.length))) {
     const placeholders = part.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ');
     const set =
       kind === 'mysql'
@@ -52,6 +58,29 @@ async function upsert(
 
 function toRow(fact: Fact): unknown[] {
   return [fact.paymentId, fact.amountCents, fact.items ? JSON.stringify(fact.items) : null, fact.createdDay, fact.paidDay, fact.failedDay, fact.refundedDay];
+}
+
+/** A fact row as the driver returns it (BIGINT may come back as a string). */
+interface FactRow {
+  payment_id: string;
+  amount_cents: string | number | null;
+  items: string | null;
+  created_day: string | null;
+  paid_day: string | null;
+  failed_day: string | null;
+  refunded_day: string | null;
+}
+
+function fromRow(row: FactRow): Fact {
+  return {
+    paymentId: row.payment_id,
+    amountCents: row.amount_cents === null ? null : Number(row.amount_cents),
+    items: row.items ? (JSON.parse(row.items) as Fact['items']) : null,
+    createdDay: row.created_day,
+    paidDay: row.paid_day,
+    failedDay: row.failed_day,
+    refundedDay: row.refunded_day,
+  };
 }
 
 function fromEntity(entity: PaymentFact): Fact {
@@ -69,8 +98,11 @@ export async function ingest(manager: EntityManager, kind: DatabaseKind, events:
   const insertIgnore = kind === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
   for (const part of chunks(ids)) {
     await manager.query(`${insertIgnore} analytics_payment_facts (payment_id) VALUES ${part.map(() => '(?)').join(', ')}`, part);
-    const rows = await manager.find(PaymentFact, { where: { paymentId: In(part) }, ...(kind === 'mysql' ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
-    for (const entity of rows) facts.set(entity.paymentId, fromEntity(entity));
+    const rows = await manager.query<FactRow[]>(
+      `SELECT payment_id, amount_cents, items, created_day, paid_day, failed_day, refunded_day FROM analytics_payment_facts WHERE payment_id IN (${part.map(() => '?').join(', ')})${kind === 'mysql' ? ' FOR UPDATE' : ''}`,
+      part,
+    );
+    for (const row of rows) facts.set(row.payment_id, fromRow(row));
   }
 
   const deltas = new Deltas();
@@ -78,7 +110,7 @@ export async function ingest(manager: EntityManager, kind: DatabaseKind, events:
   for (const event of events) {
     const before = facts.get(event.paymentId) ?? emptyFact(event.paymentId);
     const after = withEvent(before, event);
-    if (JSON.stringify(after) === JSON.stringify(before)) continue;
+    if (after === before) continue;
     contribute(before, -1, deltas);
     contribute(after, 1, deltas);
     facts.set(event.paymentId, after);
@@ -120,12 +152,7 @@ export async function rebuildAggregates(manager: EntityManager, kind: DatabaseKi
   let count = 0;
   let after = '';
   for (;;) {
-    const page = await manager
-      .createQueryBuilder(PaymentFact, 'f')
-      .where('f.payment_id > :after', { after })
-      .orderBy('f.payment_id', 'ASC')
-      .take(CHUNK)
-      .getMany();
+    const page = await manager.createQueryBuilder(PaymentFact, 'f').where('f.payment_id > :after', { after }).orderBy('f.payment_id', 'ASC').take(CHUNK).getMany();
     if (page.length === 0) break;
     const deltas = new Deltas();
     for (const entity of page) contribute(fromEntity(entity), 1, deltas);

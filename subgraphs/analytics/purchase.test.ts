@@ -44,7 +44,15 @@ it('counts a real purchase once, whatever is redelivered or reported again by th
   await stack.bus.publish(mine.map(({ topic, key, value }) => ({ topic, key, value })));
   const copies = mine.map(({ topic, key, value }) => ({ topic, key, value: JSON.stringify({ ...JSON.parse(value), eventId: randomUUID() }) }));
   await stack.bus.publish(copies);
-  const legacy = { eventId: randomUUID(), type: 'PaymentCompletedEvent', occurredAt: new Date().toISOString(), paymentId: payment.paymentId, orderId: randomUUID(), transactionId: payment.paymentIntentId, amount: 25 };
+  const legacy = {
+    eventId: randomUUID(),
+    type: 'PaymentCompletedEvent',
+    occurredAt: new Date().toISOString(),
+    paymentId: payment.paymentId,
+    orderId: randomUUID(),
+    transactionId: payment.paymentIntentId,
+    amount: 25,
+  };
   await stack.bus.publish([{ topic: TOPICS.paymentCompleted, key: payment.paymentId, value: JSON.stringify(legacy) }]);
 
   // Each copy follows its exact redelivery on the same partition: once all are recorded, all were seen.

@@ -21,10 +21,26 @@ beforeAll(async () => {
     {
       topic: TOPICS.paymentSuccess,
       key: paymentId,
-      value: JSON.stringify({ eventId: randomUUID(), type: 'PaymentSuccessEvent', ...common, transactionId: 'pi_1', items, email: 'e@example.com', firstName: 'E', phoneNumber: '+10000000000' }),
+      value: JSON.stringify({
+        eventId: randomUUID(),
+        type: 'PaymentSuccessEvent',
+        ...common,
+        transactionId: 'pi_1',
+        items,
+        email: 'e@example.com',
+        firstName: 'E',
+        phoneNumber: '+10000000000',
+      }),
     },
   ]);
-  await waitFor(async () => (await request(stack.urls.analytics).get('/analytics/dashboard').set('Authorization', admin)).body.paidOrders === 1, { what: 'the sale' });
+  // The two events travel on two topics, so either may be applied first: wait for both.
+  await waitFor(
+    async () => {
+      const dashboard = (await request(stack.urls.analytics).get('/analytics/dashboard').set('Authorization', admin)).body;
+      return dashboard.paidOrders === 1 && dashboard.totalOrders === 1;
+    },
+    { what: 'the checkout and the sale' },
+  );
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
@@ -35,8 +51,14 @@ const sub = (query: string, bearer?: string, variables?: Record<string, unknown>
 describe('the analytics subgraph', () => {
   it('answers the same figures as REST, money as decimal strings', async () => {
     const res = await sub('{ dashboard { totalOrders paidOrders failedPayments totalRevenue averageOrderValue booksSold paymentSuccessRate } }', admin);
-    expect(res.body).toEqual({ data: { dashboard: { totalOrders: 1, paidOrders: 1, failedPayments: 0, totalRevenue: '30.00', averageOrderValue: '30.00', booksSold: 2, paymentSuccessRate: 100 } } });
-    const ranged = await sub('query ($from: String, $to: String) { revenueReport(from: $from, to: $to) { totalRevenue daily { date revenue paidOrders } monthly { month revenue paidOrders ordersCreated } } }', admin, { from: '2026-10-01', to: '2026-10-31' });
+    expect(res.body).toEqual({
+      data: { dashboard: { totalOrders: 1, paidOrders: 1, failedPayments: 0, totalRevenue: '30.00', averageOrderValue: '30.00', booksSold: 2, paymentSuccessRate: 100 } },
+    });
+    const ranged = await sub(
+      'query ($from: String, $to: String) { revenueReport(from: $from, to: $to) { totalRevenue daily { date revenue paidOrders } monthly { month revenue paidOrders ordersCreated } } }',
+      admin,
+      { from: '2026-10-01', to: '2026-10-31' },
+    );
     expect(ranged.body.data.revenueReport).toEqual({
       totalRevenue: '30.00',
       daily: [{ date: '2026-10-02', revenue: '30.00', paidOrders: 1 }],
@@ -56,14 +78,19 @@ describe('the analytics subgraph', () => {
     const user = await registeredUser(stack);
     expect(errorCodes((await sub('{ dashboard { totalOrders } }', user.bearer)).body)).toEqual(['FORBIDDEN']);
     expect(errorCodes((await sub('{ bookReport { booksSold } }')).body)).toEqual(['UNAUTHENTICATED']);
-    const entities = await sub('query ($r: [_Any!]!) { _entities(representations: $r) { ... on Book { sales { quantitySold } } } }', user.bearer, { r: [{ __typename: 'Book', id: bookId }] });
+    const entities = await sub('query ($r: [_Any!]!) { _entities(representations: $r) { ... on Book { sales { quantitySold } } } }', user.bearer, {
+      r: [{ __typename: 'Book', id: bookId }],
+    });
     expect(errorCodes(entities.body)).toEqual(['FORBIDDEN']);
   });
 
   it('resolves Book.sales through _entities, zero for a book never sold, and points best sellers at their Book', async () => {
     const never = randomUUID();
     const res = await sub('query ($r: [_Any!]!) { _entities(representations: $r) { ... on Book { id sales { quantitySold revenue } } } }', admin, {
-      r: [{ __typename: 'Book', id: bookId }, { __typename: 'Book', id: never }],
+      r: [
+        { __typename: 'Book', id: bookId },
+        { __typename: 'Book', id: never },
+      ],
     });
     expect(res.body.data._entities).toEqual([
       { id: bookId, sales: { quantitySold: 2, revenue: '30.00' } },

@@ -1,8 +1,8 @@
 /** GraphQL resolvers of the analytics subgraph, as thin as routes.ts: every figure is ADMIN only. */
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
-import type { Principal } from '../../rest-compat/auth';
-import { parseOptionalDate } from '../../rest-compat/validation';
+import type { Principal } from '../../platform/auth';
+import { parseOptionalDate } from '../../platform/validation';
 import { resolveRange, type AnalyticsService, type TopBookItem } from './service';
 
 export interface AnalyticsLoaders {

@@ -4,8 +4,8 @@
  */
 import type { Database } from '../../platform/database';
 import { fromCents } from '../../platform/money';
-import { assertRole, type Principal } from '../../rest-compat/auth';
-import { badRequest } from '../../rest-compat/errors';
+import { assertRole, type Principal } from '../../platform/auth';
+import { badRequest } from '../../platform/errors';
 import { BookSales, DailyAggregate } from './entities';
 import { DAY_COUNTERS, type DayCounters } from './facts';
 
@@ -59,29 +59,24 @@ export function ratioHalfUp(a: number, b: number, scale: number): number {
   return Math.floor((2 * a * scale + b) / (2 * b));
 }
 
-
 const hasActivity = (row: DailyAggregate) => DAY_COUNTERS.some((key) => row[key] !== 0);
 
 export class AnalyticsService {
   constructor(private readonly db: Database) {}
 
   private async totals(): Promise<DayCounters> {
-    const [row] = (await this.db.manager.query(
+    const [row] = await this.db.manager.query<Record<keyof DayCounters, string | number>[]>(
       `SELECT COALESCE(SUM(orders_created), 0) AS ordersCreated, COALESCE(SUM(paid_orders), 0) AS paidOrders,
               COALESCE(SUM(failed_payments), 0) AS failedPayments, COALESCE(SUM(revenue_cents), 0) AS revenueCents,
               COALESCE(SUM(books_sold), 0) AS booksSold, COALESCE(SUM(refunded_payments), 0) AS refundedPayments,
               COALESCE(SUM(refunded_cents), 0) AS refundedCents
          FROM analytics_daily`,
-    )) as Record<keyof DayCounters, string | number>[];
+    );
     return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)])) as unknown as DayCounters;
   }
 
   private async days(range: DateRange): Promise<DailyAggregate[]> {
-    const rows = await this.db.manager
-      .createQueryBuilder(DailyAggregate, 'd')
-      .where('d.day >= :from AND d.day <= :to', range)
-      .orderBy('d.day', 'ASC')
-      .getMany();
+    const rows = await this.db.manager.createQueryBuilder(DailyAggregate, 'd').where('d.day >= :from AND d.day <= :to', range).orderBy('d.day', 'ASC').getMany();
     return rows.filter(hasActivity);
   }
 
@@ -169,7 +164,13 @@ export class AnalyticsService {
   /** Sales of the given books (zero for a book never sold), for `Book.sales` in the supergraph. */
   async salesOf(principal: Principal, bookIds: readonly string[]): Promise<Map<string, TopBookItem>> {
     assertRole(principal, 'ADMIN', ADMIN_ONLY);
-    const rows = bookIds.length === 0 ? [] : await this.db.manager.createQueryBuilder(BookSales, 'b').where('b.book_id IN (:...ids)', { ids: [...bookIds] }).getMany();
+    const rows =
+      bookIds.length === 0
+        ? []
+        : await this.db.manager
+            .createQueryBuilder(BookSales, 'b')
+            .where('b.book_id IN (:...ids)', { ids: [...bookIds] })
+            .getMany();
     return new Map(rows.map((row) => [row.bookId, { bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }]));
   }
 

@@ -2,10 +2,12 @@ import request from 'supertest';
 import { IsNull } from 'typeorm';
 import { Session } from './entities';
 import { adminSession, expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
+import { claimsOf, headerOf, type Claims } from '../../test/jwt';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  // Reuse is tested right after a rotation here; the 10-second grace window has its own tests (test/security/sessions.test.ts).
+  stack = await startStack({ env: { AUTH_REFRESH_GRACE_MS: '0' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -30,7 +32,9 @@ describe('POST /auth/register', () => {
   it('answers 409 for an email that already exists, whatever its case', async () => {
     const body = newUser();
     expect((await auth().post('/auth/register').send(body)).status).toBe(200);
-    const res = await auth().post('/auth/register').send({ ...body, email: body.email.toUpperCase() });
+    const res = await auth()
+      .post('/auth/register')
+      .send({ ...body, email: body.email.toUpperCase() });
     expectEnvelope(res, 409, `A user with email ${body.email} already exists`);
   });
 
@@ -44,7 +48,9 @@ describe('POST /auth/register', () => {
   });
 
   it('refuses a date of birth that is not a real date', async () => {
-    const res = await auth().post('/auth/register').send(newUser({ dateOfBirth: '1990-02-30' }));
+    const res = await auth()
+      .post('/auth/register')
+      .send(newUser({ dateOfBirth: '1990-02-30' }));
     expectEnvelope(res, 400);
     expect(res.body.validationErrors).toEqual([expect.stringMatching(/^dateOfBirth: /)]);
   });
@@ -66,7 +72,7 @@ describe('POST /auth/login', () => {
     const user = await registeredUser(stack);
     expect(user.tokens.expiresIn).toBe(900000);
     expect(user.tokens.refreshToken.length).toBeGreaterThanOrEqual(43);
-    const [header, payload] = user.tokens.accessToken.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+    const [header, payload] = [headerOf(user.tokens.accessToken), claimsOf(user.tokens.accessToken)] as [Claims, { exp: number; iat: number }];
     expect(header).toMatchObject({ alg: 'RS256', kid: expect.any(String) });
     expect(payload).toMatchObject({ sub: user.userId, role: 'USER', email: user.email, iss: 'bookstore-auth', aud: 'bookstore', jti: expect.any(String) });
     expect(payload.exp - payload.iat).toBe(900);
@@ -88,7 +94,9 @@ describe('POST /auth/login', () => {
   });
 
   it('answers 400 for a deviceId over 64 characters once trimmed', async () => {
-    const res = await auth().post('/auth/login').send({ email: 'a@example.com', password: 'x', deviceId: `  ${'d'.repeat(65)}  ` });
+    const res = await auth()
+      .post('/auth/login')
+      .send({ email: 'a@example.com', password: 'x', deviceId: `  ${'d'.repeat(65)}  ` });
     expectEnvelope(res, 400);
     expect(res.body.validationErrors).toEqual(['deviceId: must be shorter than or equal to 64 characters']);
   });
@@ -107,9 +115,7 @@ describe('POST /auth/login', () => {
 describe('concurrent logins', () => {
   it('answers all of 10 concurrent logins from one device and leaves that device one live session', async () => {
     const user = await registeredUser(stack);
-    const results = await Promise.all(
-      Array.from({ length: 10 }, () => auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'tablet-1' })),
-    );
+    const results = await Promise.all(Array.from({ length: 10 }, () => auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'tablet-1' })));
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
     const live = await stack.auth.db.manager.count(Session, { where: { userId: user.userId, deviceId: 'tablet-1', revokedAt: IsNull() } });
     expect(live).toBe(1);
@@ -129,7 +135,7 @@ describe('POST /auth/refresh', () => {
     expect(profile.status).toBe(200);
   });
 
-  it('treats a reused token as theft: 401, and the session\'s new token dies too', async () => {
+  it("treats a reused token as theft: 401, and the session's new token dies too", async () => {
     const user = await registeredUser(stack);
     const rotated = await auth().post('/auth/refresh').send({ refreshToken: user.tokens.refreshToken });
     expect(rotated.status).toBe(200);
@@ -177,7 +183,10 @@ describe('a deleted profile', () => {
     const admin = await adminSession(stack);
     const del = await users().delete(`/api/user/${user.userId}`).set('Authorization', admin.bearer);
     expect(del.status).toBe(200);
-    await waitFor(async () => (await auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'x' })).status === 401, { timeoutMs: 15_000, what: 'login refused' });
+    await waitFor(async () => (await auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'x' })).status === 401, {
+      timeoutMs: 15_000,
+      what: 'login refused',
+    });
     expectEnvelope(await auth().post('/auth/refresh').send({ refreshToken: user.tokens.refreshToken }), 401);
   });
 });

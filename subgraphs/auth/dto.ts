@@ -1,11 +1,25 @@
 /** Request and response shapes of the auth routes (interface §2.2-§2.6, CONTRACT §2). */
 import { Transform } from 'class-transformer';
-import { IsString, Length, Matches, MaxLength, MinLength } from 'class-validator';
-import { EmailField } from '../user/dto';
+import { IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { EmailField } from '../../platform/contracts/profiles';
+
+/** bcrypt reads only the first 72 bytes of a password; a longer one would be cut without a word. */
+export const PASSWORD_MAX_BYTES = 72;
+
+function MaxUtf8Bytes(max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'maxUtf8Bytes',
+    validator: {
+      validate: (value) => typeof value === 'string' && Buffer.byteLength(value, 'utf8') <= max,
+      defaultMessage: () => `must be at most ${max} bytes in UTF-8`,
+    },
+  });
+}
 
 export class RegisterRequestDto extends EmailField {
   @IsString()
-  @Length(8, 100)
+  @MinLength(8)
+  @MaxUtf8Bytes(PASSWORD_MAX_BYTES)
   @Matches(/[A-Za-z]/, { message: 'must contain at least one letter' })
   @Matches(/\d/, { message: 'must contain at least one digit' })
   password!: string;
@@ -23,7 +37,7 @@ export class LoginRequestDto {
   password!: string;
 
   /** Trimmed before it is checked and stored. */
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
   @IsString()
   @MinLength(1, { message: 'must not be blank' })
   @MaxLength(64)

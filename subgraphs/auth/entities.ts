@@ -1,9 +1,11 @@
 /**
  * The auth service's tables: accounts (login identity and password hash), device sessions, and
- * refresh tokens stored only as SHA-256 hashes, each remembering whether it was rotated out.
+ * refresh tokens stored only as SHA-256 hashes, each remembering whether it was rotated out, and the
+ * failed-login counters of the per-account throttle (in the database, so every replica shares them).
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Role } from '../../rest-compat/auth';
+import type { Role } from '../../platform/auth';
+import { TimestampColumn } from '../../platform/database';
 
 /** PENDING until the user service holds the profile; only ACTIVE accounts can log in. */
 export type AccountStatus = 'PENDING' | 'ACTIVE';
@@ -25,10 +27,10 @@ export class Account {
   @Column({ type: 'varchar', length: 10 })
   status!: AccountStatus;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('updated_at')
   updatedAt!: Date;
 }
 
@@ -46,10 +48,14 @@ export class Session {
   @Column({ name: 'device_name', type: 'varchar', length: 120 })
   deviceName!: string;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
+  /** The last login or refresh of the session. */
+  @TimestampColumn('last_used_at', { nullable: true })
+  lastUsedAt!: Date | null;
+
+  @TimestampColumn('revoked_at', { nullable: true })
   revokedAt!: Date | null;
 
   @Column({ name: 'revoke_reason', type: 'varchar', length: 30, nullable: true })
@@ -64,12 +70,25 @@ export class RefreshToken {
   @Column({ name: 'session_id', type: 'varchar', length: 36 })
   sessionId!: string;
 
-  @Column({ name: 'expires_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('expires_at')
   expiresAt!: Date;
 
-  @Column({ name: 'rotated_at', type: 'datetime', precision: 3, nullable: true })
+  @TimestampColumn('rotated_at', { nullable: true })
   rotatedAt!: Date | null;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
+}
+
+/** Failed logins for one email in the current window; a successful login removes the row. */
+@Entity({ name: 'auth_login_failures' })
+export class LoginFailure {
+  @PrimaryColumn({ type: 'varchar', length: 100 })
+  email!: string;
+
+  @Column({ type: 'int' })
+  failures!: number;
+
+  @TimestampColumn('window_started_at')
+  windowStartedAt!: Date;
 }

@@ -1,4 +1,4 @@
-/** What the auth service consumes: `user-deleted` ends the account and its sessions. */
+/** What the auth service consumes: `user-deleted` ends the account and its sessions (announced as `sessions-revoked`). */
 import type { Database } from '../../platform/database';
 import type { EventBus, Subscription } from '../../platform/events/bus';
 import { consume } from '../../platform/events/consumer';
@@ -8,7 +8,7 @@ import type { AuthService } from './service';
 
 export const AUTH_CONSUMER_GROUP = 'auth-service';
 
-export function subscribeAuthEvents(bus: EventBus, db: Database, logger: Logger, service: AuthService): Promise<Subscription[]> {
+export function subscribeAuthEvents(bus: EventBus, db: Database, logger: Logger, service: AuthService, published: () => void): Promise<Subscription[]> {
   return Promise.all([
     consume({
       bus,
@@ -18,6 +18,7 @@ export function subscribeAuthEvents(bus: EventBus, db: Database, logger: Logger,
       topic: TOPICS.userDeleted,
       schema: UserDeletedEvent,
       apply: (event, manager) => service.removeAccount(manager, event.userId.toLowerCase()),
+      afterCommit: published,
     }),
   ]);
 }

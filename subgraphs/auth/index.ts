@@ -1,21 +1,28 @@
-/** Builds the auth service (REST routes, JWKS, user-deleted consumer, bootstrap admin) from its dependencies. */
+/** Builds the auth service (REST routes, JWKS, sessions subgraph, outbox relay, user-deleted consumer, bootstrap admin) from its dependencies. */
+import path from 'node:path';
 import type { Config } from '../../platform/config';
 import { openDatabase } from '../../platform/database';
 import type { EventBus } from '../../platform/events/bus';
 import { ProcessedEvent } from '../../platform/events/consumer';
-import { OutboxEvent } from '../../platform/events/outbox';
+import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
 import type { Logger } from '../../platform/logger';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
-import { assembleService, type BookstoreService } from '../../platform/service';
-import { localJwksVerifier } from '../../rest-compat/auth';
-import { AppError } from '../../rest-compat/errors';
-import { Account, RefreshToken, Session } from './entities';
+import { DatabaseRateLimitStore } from '../../platform/rate-limit-store';
+import { assembleService, type BookstoreService } from '../../rest-compat/service';
+import { localJwksVerifier } from '../../platform/auth';
+import { AppError } from '../../platform/errors';
+import { Account, LoginFailure, RefreshToken, Session } from './entities';
 import { subscribeAuthEvents } from './events';
 import { loadOrCreateSigningKey } from './keys';
+import { LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000200 } from './migrations/1732000000200-CreateAuthTables';
+import { SessionsInUseAndLoginThrottle1732000000210 } from './migrations/1732000000210-SessionsInUseAndLoginThrottle';
+import { authLoaders, authResolvers } from './resolvers';
+import { RateLimitCounters1732000000900 } from './migrations/1732000000900-RateLimitCounters';
 import { userServiceProfiles } from './profiles';
 import { authRoutes } from './routes';
 import { AuthService } from './service';
+import { SessionDirectory } from './sessions';
 
 export interface AuthServiceDeps {
   config: Config;
@@ -31,14 +38,18 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServ
   const db = await openDatabase({
     service: 'auth',
     config,
-    entities: [Account, Session, RefreshToken, OutboxEvent, ProcessedEvent],
-    migrations: [EventTables1732000000000, CreateAuthTables1732000000200],
+    entities: [Account, Session, RefreshToken, LoginFailure, OutboxEvent, ProcessedEvent],
+    migrations: [EventTables1732000000000, CreateAuthTables1732000000200, SessionsInUseAndLoginThrottle1732000000210, RateLimitCounters1732000000900],
   });
-  const key = loadOrCreateSigningKey(config.jwt.privateKeyFile);
+  const key = loadOrCreateSigningKey(config.jwt.privateKeyFile, config.jwt.previousPublicKeyFile);
   const settings = { ...config.jwt };
   const profiles = userServiceProfiles(() => config.urls.user, config.internalApiKey);
-  const auth = new AuthService(db, key, settings, profiles, logger);
-  const verifier = localJwksVerifier(key.jwks, settings);
+  const relay = new OutboxRelay({ db, bus, logger });
+  const published = () => relay.wake();
+  const auth = new AuthService(db, key, settings, profiles, new LoginThrottle(db, config.loginThrottle), logger, published);
+  const sessions = new SessionDirectory(db, settings.refreshTokenTtlMs, published);
+  // The auth service owns the sessions: it asks its own database rather than waiting for its event.
+  const verifier = localJwksVerifier(key.jwks, settings, (principal) => sessions.revoked(principal.sessionId));
 
   let stopping = false;
   let bootstrap: Promise<void> = Promise.resolve();
@@ -63,10 +74,20 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServ
     db,
     logger,
     trustProxy: config.trustProxy,
-    health: { db: () => db.ping(), bus: () => bus.health() },
+    bus,
     basePath: '/auth',
-    routes: authRoutes(auth, key, verifier, config.authRateLimit),
-    subscribe: () => subscribeAuthEvents(bus, db, logger, auth),
+    routes: authRoutes({
+      service: auth,
+      sessions,
+      key,
+      verifier,
+      limits: { ...config.authRateLimit, store: (prefix) => new DatabaseRateLimitStore(db, prefix) },
+      internalApiKey: config.internalApiKey,
+      revocationHorizonMs: settings.accessTokenTtlMs + settings.clockToleranceSec * 1000,
+    }),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: authResolvers(sessions), loaders: authLoaders(sessions), verifier },
+    relay,
+    subscribe: () => subscribeAuthEvents(bus, db, logger, auth, published),
     afterStart: () => {
       if (config.bootstrapAdmin) bootstrap = bootstrapAdmin(config.bootstrapAdmin.email, config.bootstrapAdmin.password);
     },

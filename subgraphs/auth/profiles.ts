@@ -1,8 +1,8 @@
 /** The auth service's one call to the user service: create the profile at registration. */
 import { callService } from '../../platform/http';
-import { INTERNAL_KEY_HEADER } from '../../rest-compat/auth';
-import { serviceUnavailable } from '../../rest-compat/errors';
-import type { CreateUserProfileRequest } from '../user/dto';
+import { INTERNAL_KEY_HEADER } from '../../platform/auth';
+import { serviceUnavailable } from '../../platform/errors';
+import type { CreateUserProfileRequest } from '../../platform/contracts/profiles';
 import type { ProfileDirectory } from './service';
 
 /** `userServiceUrl` is read on every call, so a caller may learn the URL after construction. */

@@ -1,7 +1,9 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import request from 'supertest';
-import { adminSession, expectEnvelope, login, newUser, registeredUser, startStack, type Stack } from '../../test/harness';
+import { gatewayProof } from '../../platform/forwarded';
+import { adminSession, expectEnvelope, INTERNAL_KEY, login, newUser, registeredUser, startStack, UUID, type Stack } from '../../test/harness';
+import { claimsOf } from '../../test/jwt';
 import { Account, Session } from './entities';
 
 let stack: Stack;
@@ -13,10 +15,8 @@ afterAll(async () => {
 });
 
 const auth = () => request(stack.urls.auth);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CHROME_ON_MACOS = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
-const claimsOf = (accessToken: string) => JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString()) as Record<string, unknown>;
 const accountsWithEmail = (email: string) => stack.auth.db.manager.count(Account, { where: { email: email.toLowerCase() } });
 
 /** A URL on which nothing listens: a port this process bound and released. */
@@ -111,7 +111,12 @@ describe('the bootstrap admin', () => {
   it('is created once: ensuring it again creates nothing', async () => {
     expect(await stack.auth.auth.ensureAdmin(stack.admin.email, stack.admin.password)).toBe(false);
     expect(await accountsWithEmail(stack.admin.email)).toBe(1);
-    expectEnvelope(await auth().post('/auth/register').send(newUser({ email: stack.admin.email })), 409);
+    expectEnvelope(
+      await auth()
+        .post('/auth/register')
+        .send(newUser({ email: stack.admin.email })),
+      409,
+    );
   });
 
   it('is never given by registration, even when the body asks for it', async () => {
@@ -131,16 +136,16 @@ describe('rate limits (AUTH_RATE_LIMIT_MAX=3)', () => {
   beforeAll(async () => {
     limited = await startStack({ env: { AUTH_RATE_LIMIT_MAX: '3' } });
     account = newUser();
-    const res = await request(limited.urls.auth).post('/auth/register').set('X-Forwarded-For', '198.51.100.1').send(account);
+    const res = await from('198.51.100.1').post('/auth/register').send(account);
     expect(res.status).toBe(200);
   });
   afterAll(async () => {
     await limited?.stop();
   });
 
-  /** Requests from one client: the gateway's forwarded address, which the services trust from loopback. */
+  /** Requests from one client, as the gateway forwards them: its X-Forwarded-For with its proof, from loopback. */
   const from = (client: string) => ({
-    post: (path: string) => request(limited.urls.auth).post(path).set('X-Forwarded-For', client),
+    post: (path: string) => request(limited.urls.auth).post(path).set('X-Forwarded-For', client).set('X-Gateway-Proof', gatewayProof(INTERNAL_KEY)),
   });
 
   function expectTooManyAttempts(res: request.Response): void {

@@ -1,23 +1,27 @@
 /** REST routes of the auth service (interface §4.1): parse, rate-limit, call the service, answer. */
 import { Router, type RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { rateLimit, type Store } from 'express-rate-limit';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { authenticate, principalOf, type TokenVerifier } from '../../rest-compat/auth';
-import { AppError } from '../../rest-compat/errors';
-import { validateBody } from '../../rest-compat/validation';
+import { authenticate, principalOf, requireInternalKey, requireRole, type TokenVerifier } from '../../platform/auth';
+import { AppError } from '../../platform/errors';
+import { parseUuid, validateBody } from '../../platform/validation';
 import { deviceName } from './device';
 import { LoginRequestDto, RefreshTokenRequestDto, RegisterRequestDto } from './dto';
 import type { SigningKey } from './keys';
 import type { AuthService } from './service';
+import type { SessionDirectory } from './sessions';
 
 export interface RateLimitSettings {
   windowMs: number;
   max: number;
+  /** Where the counters live, per limiter (`prefix` names the route); shared by the replicas. */
+  store?: (prefix: string) => Store;
 }
 
 /** Per client address and per route: 429 with Retry-After once `max` attempts fall in the window. */
-function attemptsLimit(settings: RateLimitSettings): RequestHandler {
+function attemptsLimit(settings: RateLimitSettings, route: string): RequestHandler {
   return rateLimit({
+    store: settings.store?.(`${route}:`),
     windowMs: settings.windowMs,
     limit: settings.max,
     standardHeaders: 'draft-7',
@@ -31,19 +35,36 @@ function attemptsLimit(settings: RateLimitSettings): RequestHandler {
   });
 }
 
-export function authRoutes(service: AuthService, key: SigningKey, verifier: TokenVerifier, limits: RateLimitSettings): Router {
+/** Token answers must not be kept by browsers or proxies (CONTRACT §2). */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+export interface AuthRouteDeps {
+  service: AuthService;
+  sessions: SessionDirectory;
+  key: SigningKey;
+  verifier: TokenVerifier;
+  limits: RateLimitSettings;
+  internalApiKey: string;
+  /** How long a revoked session's access tokens could still be presented (lifetime and clock tolerance). */
+  revocationHorizonMs: number;
+}
+
+export function authRoutes({ service, sessions, key, verifier, limits, internalApiKey, revocationHorizonMs }: AuthRouteDeps): Router {
   const router = Router();
 
   router
     .route('/register')
-    .post(attemptsLimit(limits), async (req, res) => {
+    .post(attemptsLimit(limits, 'register'), async (req, res) => {
       res.json(await service.register(await validateBody(RegisterRequestDto, req.body)));
     })
     .all(methodNotAllowed);
 
   router
     .route('/login')
-    .post(attemptsLimit(limits), async (req, res) => {
+    .post(noStore, attemptsLimit(limits, 'login'), async (req, res) => {
       const request = await validateBody(LoginRequestDto, req.body);
       res.json(await service.login(request, deviceName(req.headers['user-agent'])));
     })
@@ -51,7 +72,7 @@ export function authRoutes(service: AuthService, key: SigningKey, verifier: Toke
 
   router
     .route('/refresh')
-    .post(attemptsLimit(limits), async (req, res) => {
+    .post(noStore, attemptsLimit(limits, 'refresh'), async (req, res) => {
       const { refreshToken } = await validateBody(RefreshTokenRequestDto, req.body);
       res.json(await service.refresh(refreshToken));
     })
@@ -69,8 +90,42 @@ export function authRoutes(service: AuthService, key: SigningKey, verifier: Toke
   router
     .route('/logout-all')
     .post(authenticate(verifier), async (req, res) => {
-      await service.logoutAll(principalOf(req).userId);
+      const principal = principalOf(req);
+      await sessions.endAll(principal, principal.userId);
       res.status(204).end();
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/sessions')
+    .get(authenticate(verifier), async (req, res) => {
+      res.json(await sessions.mine(principalOf(req)));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/sessions/:sessionId')
+    .delete(authenticate(verifier), async (req, res) => {
+      await sessions.end(principalOf(req), parseUuid(req.params.sessionId, 'sessionId'));
+      res.status(204).end();
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/users/:userId/sessions')
+    .get(authenticate(verifier), requireRole('ADMIN'), async (req, res) => {
+      res.json(await sessions.ofUser(principalOf(req), parseUuid(req.params.userId, 'userId')));
+    })
+    .delete(authenticate(verifier), requireRole('ADMIN'), async (req, res) => {
+      await sessions.endAll(principalOf(req), parseUuid(req.params.userId, 'userId'));
+      res.status(204).end();
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/internal/revoked-sessions')
+    .get(requireInternalKey(internalApiKey), async (_req, res) => {
+      res.json(await sessions.recentlyRevoked(revocationHorizonMs));
     })
     .all(methodNotAllowed);
 

@@ -1,19 +1,22 @@
 /**
- * Accounts and sessions: registration with its compensating delete, login, refresh-token rotation
- * with reuse detection, logout, and the effects of a deleted profile.
+ * Accounts and sessions: registration with its compensating delete, login (behind the per-account
+ * throttle), refresh-token rotation with reuse detection and its 10-second grace window, logout,
+ * and the effects of a deleted profile. Every session that ends is announced (`sessions-revoked`).
  */
 import { randomUUID } from 'node:crypto';
 import bcrypt from 'bcrypt';
 import { IsNull, LessThan, type EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
+import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
-import type { Role } from '../../rest-compat/auth';
-import { AppError, conflict } from '../../rest-compat/errors';
-import type { CreateUserProfileRequest } from '../user/dto';
+import type { Role } from '../../platform/auth';
+import { AppError, conflict } from '../../platform/errors';
+import type { CreateUserProfileRequest } from '../../platform/contracts/profiles';
 import type { LoginRequestDto, LoginResponseDto, RegisterRequestDto, RegisterResponseDto } from './dto';
 import { Account, RefreshToken, Session } from './entities';
 import type { SigningKey } from './keys';
+import type { LoginThrottle } from './login-throttle';
+import { revokeSessions } from './sessions';
 import { hashRefreshToken, newRefreshToken, signAccessToken, type TokenSettings } from './tokens';
 
 export const BCRYPT_COST = 10;
@@ -30,6 +33,11 @@ export interface ProfileDirectory {
 
 export interface AuthSettings extends TokenSettings {
   refreshTokenTtlMs: number;
+  /**
+   * A rotated-out refresh token presented again within this long of its rotation is refused without
+   * ending the session: two tabs refreshing at once, not a stolen token (CONTRACT §2: 10 s).
+   */
+  refreshGraceMs: number;
 }
 
 export class AuthService {
@@ -41,7 +49,10 @@ export class AuthService {
     private readonly key: SigningKey,
     private readonly settings: AuthSettings,
     private readonly profiles: ProfileDirectory,
+    private readonly throttle: LoginThrottle,
     private readonly logger: Logger,
+    /** Runs after a transaction that enqueued events committed (wakes the outbox relay). */
+    private readonly published: () => void,
   ) {}
 
   async register(request: RegisterRequestDto, role: Role = 'USER'): Promise<RegisterResponseDto> {
@@ -79,69 +90,87 @@ export class AuthService {
 
   async login(request: LoginRequestDto, userAgentName: string): Promise<LoginResponseDto> {
     const email = request.email.trim().toLowerCase();
+    await this.throttle.check(email);
     const account = await this.db.manager.findOne(Account, { where: { email } });
     const matches = await bcrypt.compare(request.password, account?.passwordHash ?? this.dummyHash);
-    if (!account || !matches || account.status !== 'ACTIVE') throw invalidCredentials();
+    if (!account || !matches || account.status !== 'ACTIVE') {
+      await this.throttle.failed(email);
+      throw invalidCredentials();
+    }
+    await this.throttle.succeeded(email);
 
     const refreshToken = newRefreshToken();
-    await this.db.transaction(async (manager) => {
+    const now = new Date();
+    const session = Object.assign(new Session(), {
+      id: randomUUID(),
+      userId: account.id,
+      deviceId: request.deviceId,
+      deviceName: userAgentName,
+      createdAt: now,
+      lastUsedAt: now,
+      revokedAt: null,
+      revokeReason: null,
+    });
+    const replaced = await this.db.transaction(async (manager) => {
+      // Logins of one account take turns on its row (MySQL; SQLite runs one write transaction at a
+      // time anyway), so concurrent logins from one device each see, and end, the session before.
+      await manager.findOne(Account, { where: { id: account.id }, ...forUpdate(this.db) });
       // A new login from the same device replaces that device's earlier session.
-      await manager.update(Session, { userId: account.id, deviceId: request.deviceId, revokedAt: IsNull() }, { revokedAt: new Date(), revokeReason: 'DEVICE_RELOGIN' });
-      const session = Object.assign(new Session(), {
-        id: randomUUID(),
-        userId: account.id,
-        deviceId: request.deviceId,
-        deviceName: userAgentName,
-        createdAt: new Date(),
-        revokedAt: null,
-        revokeReason: null,
-      });
+      const ended = await revokeSessions(manager, { userId: account.id, deviceId: request.deviceId }, 'DEVICE_RELOGIN');
       await manager.insert(Session, session);
       await this.storeRefreshToken(manager, session.id, refreshToken);
+      return ended.length > 0;
     });
-    return this.tokens(account, refreshToken);
+    if (replaced) this.published();
+    return this.tokens(account, session.id, refreshToken);
   }
 
   async refresh(presented: string): Promise<LoginResponseDto> {
     const tokenHash = hashRefreshToken(presented);
     const outcome = await this.db.transaction(async (manager) => {
+      const refused = { ok: false as const, revoked: false };
       const token = await manager.findOne(RefreshToken, { where: { tokenHash } });
-      if (!token) return { ok: false as const };
+      if (!token) return refused;
       const session = await manager.findOne(Session, { where: { id: token.sessionId } });
-      if (!session || session.revokedAt) return { ok: false as const };
+      if (!session || session.revokedAt) return refused;
       const now = new Date();
-      if (token.expiresAt.getTime() <= now.getTime()) return { ok: false as const };
-      // A rotated-out token presented again means it leaked: the whole session ends.
+      if (token.expiresAt.getTime() <= now.getTime()) return refused;
       const rotated = token.rotatedAt === null && (await manager.update(RefreshToken, { tokenHash, rotatedAt: IsNull() }, { rotatedAt: now })).affected === 1;
       if (!rotated) {
-        await manager.update(Session, { id: session.id }, { revokedAt: now, revokeReason: 'REFRESH_TOKEN_REUSE' });
+        // Rotated a moment ago (or by a request racing this one): another tab won; nothing ends.
+        if (now.getTime() - (token.rotatedAt ?? now).getTime() < this.settings.refreshGraceMs) return refused;
+        // A rotated-out token presented again later means it leaked: the whole session ends.
+        await revokeSessions(manager, { userId: session.userId, id: session.id }, 'REFRESH_TOKEN_REUSE');
         this.logger.warn({ sessionId: session.id, userId: session.userId }, 'refresh token reuse; session revoked');
-        return { ok: false as const };
+        return { ok: false as const, revoked: true };
       }
       const account = await manager.findOne(Account, { where: { id: session.userId } });
-      if (!account || account.status !== 'ACTIVE') return { ok: false as const };
+      if (!account || account.status !== 'ACTIVE') return refused;
+      await manager.update(Session, { id: session.id }, { lastUsedAt: now });
       const next = newRefreshToken();
       await this.storeRefreshToken(manager, session.id, next);
-      return { ok: true as const, account, next };
+      return { ok: true as const, account, sessionId: session.id, next };
     });
-    if (!outcome.ok) throw invalidRefreshToken();
-    return this.tokens(outcome.account, outcome.next);
+    if (!outcome.ok) {
+      if (outcome.revoked) this.published();
+      throw invalidRefreshToken();
+    }
+    return this.tokens(outcome.account, outcome.sessionId, outcome.next);
   }
 
   /** Revokes the one session the token belongs to; unknown or revoked tokens change nothing. */
   async logout(presented: string): Promise<void> {
     const token = await this.db.manager.findOne(RefreshToken, { where: { tokenHash: hashRefreshToken(presented) } });
     if (!token) return;
-    await this.db.transaction((manager) => manager.update(Session, { id: token.sessionId, revokedAt: IsNull() }, { revokedAt: new Date(), revokeReason: 'LOGOUT' }));
+    const session = await this.db.manager.findOne(Session, { where: { id: token.sessionId }, select: { id: true, userId: true } });
+    if (!session) return;
+    const ended = await this.db.transaction((manager) => revokeSessions(manager, { userId: session.userId, id: session.id }, 'LOGOUT'));
+    if (ended.length > 0) this.published();
   }
 
-  async logoutAll(userId: string): Promise<void> {
-    await this.db.transaction((manager) => manager.update(Session, { userId, revokedAt: IsNull() }, { revokedAt: new Date(), revokeReason: 'LOGOUT_ALL' }));
-  }
-
-  /** The profile is gone: the account can no longer log in and its sessions end. */
+  /** The profile is gone: the account can no longer log in, and every token of the user is refused from now on. */
   async removeAccount(manager: EntityManager, userId: string): Promise<void> {
-    await manager.update(Session, { userId, revokedAt: IsNull() }, { revokedAt: new Date(), revokeReason: 'USER_DELETED' });
+    await revokeSessions(manager, { userId }, 'USER_DELETED', { everySession: true });
     await manager.delete(Account, { id: userId });
     this.logger.info({ userId }, 'account removed after its profile was deleted');
   }
@@ -166,8 +195,8 @@ export class AuthService {
     });
   }
 
-  private async tokens(account: Account, refreshToken: string): Promise<LoginResponseDto> {
-    const accessToken = await signAccessToken(this.key, this.settings, { userId: account.id, role: account.role, email: account.email });
+  private tokens(account: Account, sessionId: string, refreshToken: string): LoginResponseDto {
+    const accessToken = signAccessToken(this.key, this.settings, { userId: account.id, role: account.role, email: account.email, sessionId });
     return { accessToken, refreshToken, expiresIn: this.settings.accessTokenTtlMs };
   }
 }

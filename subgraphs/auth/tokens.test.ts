@@ -1,8 +1,18 @@
-import fs from 'node:fs';
-import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { SignJWT, type JWTPayload } from 'jose';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import request from 'supertest';
 import { adminSession, expectEnvelope, registeredUser, startStack, type Stack } from '../../test/harness';
+import {
+  claimsOf,
+  genuineClaims,
+  nowSeconds as now,
+  publishedKey,
+  signHs256 as hs256,
+  signingKey,
+  signJwt,
+  tampered,
+  unsignedJwt,
+  type Claims as JWTPayload,
+} from '../../test/jwt';
 
 let stack: Stack;
 let realKey: KeyObject;
@@ -14,12 +24,8 @@ let admin: Awaited<ReturnType<typeof adminSession>>;
 
 beforeAll(async () => {
   stack = await startStack();
-  realKey = createPrivateKey(fs.readFileSync(stack.config.jwt.privateKeyFile, 'utf8'));
-  const jwks = await request(stack.urls.auth).get('/auth/.well-known/jwks.json');
-  const jwk = jwks.body.keys[0] as { kid: string; n: string; e: string; kty: 'RSA' };
-  kid = jwk.kid;
-  publicModulus = jwk.n;
-  publicPem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
+  realKey = signingKey(stack.config.jwt.privateKeyFile);
+  ({ kid, publicPem, modulus: publicModulus } = publishedKey((await request(stack.urls.auth).get('/auth/.well-known/jwks.json')).body));
   victim = await registeredUser(stack);
   admin = await adminSession(stack);
 });
@@ -30,38 +36,21 @@ afterAll(async () => {
 const users = () => request(stack.urls.user);
 const auth = () => request(stack.urls.auth);
 const AUTHENTICATION_REQUIRED = 'Authentication is required to access this resource';
-const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const now = () => Math.floor(Date.now() / 1000);
 
-/** Claims a genuine access token of `victim` would carry, with `role` chosen by the caller. */
-function claims(role: 'USER' | 'ADMIN', overrides: JWTPayload = {}): JWTPayload {
-  return {
-    sub: role === 'ADMIN' ? admin.userId : victim.userId,
-    role,
-    email: role === 'ADMIN' ? stack.admin.email : victim.email,
-    iss: stack.config.jwt.issuer,
-    aud: stack.config.jwt.audience,
-    iat: now(),
-    exp: now() + 900,
-    jti: randomUUID(),
-    ...overrides,
-  };
+/** Claims a genuine access token of `victim` (or of the admin, for ADMIN) would carry. */
+const claims = (role: 'USER' | 'ADMIN', overrides: JWTPayload = {}): JWTPayload => genuineClaims(stack.config.jwt, role === 'ADMIN' ? admin : victim, role, overrides);
+
+async function signRs256(payload: JWTPayload, key: KeyObject = realKey): Promise<string> {
+  return signJwt(payload, key, { kid });
 }
 
-function signRs256(payload: JWTPayload, key: KeyObject = realKey): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
-}
-
-function signHs256(payload: JWTPayload, secret: string): string {
-  const signingInput = `${b64({ alg: 'HS256', kid, typ: 'JWT' })}.${b64(payload)}`;
-  return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
-}
+const signHs256 = (payload: JWTPayload, secret: string) => hs256(payload, secret, { kid });
 
 const otherKey = () => generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 
 /** Each attack yields the Authorization header to send; every one must be refused with 401. */
 const attacks: [string, () => Promise<string> | string][] = [
-  ['an unsigned token (alg: none)', () => `Bearer ${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims('ADMIN'))}.`],
+  ['an unsigned token (alg: none)', () => `Bearer ${unsignedJwt('none', claims('ADMIN'))}`],
   ['an HS256 token keyed with the public key PEM', () => `Bearer ${signHs256(claims('ADMIN'), publicPem)}`],
   ['an HS256 token keyed with the public JWK modulus', () => `Bearer ${signHs256(claims('ADMIN'), publicModulus)}`],
   ['an expired token signed by the real key', async () => `Bearer ${await signRs256(claims('USER', { iat: now() - 1800, exp: now() - 900 }))}`],
@@ -69,10 +58,8 @@ const attacks: [string, () => Promise<string> | string][] = [
   [
     'a genuine token whose payload was changed from USER to ADMIN',
     () => {
-      const [header, payload, signature] = victim.tokens.accessToken.split('.');
-      const claimsOf = JSON.parse(Buffer.from(payload, 'base64url').toString()) as JWTPayload;
-      expect(claimsOf.role).toBe('USER');
-      return `Bearer ${header}.${b64({ ...claimsOf, role: 'ADMIN' })}.${signature}`;
+      expect(claimsOf(victim.tokens.accessToken).role).toBe('USER');
+      return `Bearer ${tampered(victim.tokens.accessToken, { role: 'ADMIN' })}`;
     },
   ],
   ['a token from another issuer', async () => `Bearer ${await signRs256(claims('USER', { iss: 'evil-issuer' }))}`],
@@ -88,7 +75,9 @@ const attacks: [string, () => Promise<string> | string][] = [
 
 describe('a protected route (GET /api/user/{id})', () => {
   it.each(attacks)('answers 401 for %s', async (_name, authorization) => {
-    const res = await users().get(`/api/user/${victim.userId}`).set('Authorization', await authorization());
+    const res = await users()
+      .get(`/api/user/${victim.userId}`)
+      .set('Authorization', await authorization());
     expectEnvelope(res, 401, AUTHENTICATION_REQUIRED);
   });
 
@@ -101,7 +90,9 @@ describe('a protected route (GET /api/user/{id})', () => {
 
 describe('POST /auth/logout-all', () => {
   it.each(attacks)('answers 401 for %s, revoking nothing', async (_name, authorization) => {
-    const res = await auth().post('/auth/logout-all').set('Authorization', await authorization());
+    const res = await auth()
+      .post('/auth/logout-all')
+      .set('Authorization', await authorization());
     expectEnvelope(res, 401, AUTHENTICATION_REQUIRED);
   });
 
@@ -132,9 +123,8 @@ describe('admin access', () => {
   });
 
   it('refuses the tampered USER→ADMIN token on an admin route, where the untampered one gets 403', async () => {
-    const [header, payload, signature] = victim.tokens.accessToken.split('.');
-    const tampered = `${header}.${b64({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), role: 'ADMIN' })}.${signature}`;
-    expectEnvelope(await users().get('/api/user/').set('Authorization', `Bearer ${tampered}`), 401, AUTHENTICATION_REQUIRED);
+    const forged = tampered(victim.tokens.accessToken, { role: 'ADMIN' });
+    expectEnvelope(await users().get('/api/user/').set('Authorization', `Bearer ${forged}`), 401, AUTHENTICATION_REQUIRED);
     const fresh = await registeredUser(stack);
     expectEnvelope(await users().get('/api/user/').set('Authorization', fresh.bearer), 403);
   });

@@ -1,7 +1,7 @@
-/** Access tokens (RS256 JWTs) and refresh tokens (256 random bits, stored as SHA-256 hashes). */
+/** Access tokens (RS256 JWTs signed with jsonwebtoken) and refresh tokens (256 random bits, stored as SHA-256 hashes). */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
-import type { Role } from '../../rest-compat/auth';
+import jwt from 'jsonwebtoken';
+import type { Role } from '../../platform/auth';
 import type { SigningKey } from './keys';
 
 export interface TokenSettings {
@@ -10,17 +10,16 @@ export interface TokenSettings {
   accessTokenTtlMs: number;
 }
 
-export async function signAccessToken(key: SigningKey, settings: TokenSettings, subject: { userId: string; role: Role; email: string }): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ role: subject.role, email: subject.email })
-    .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
-    .setSubject(subject.userId)
-    .setIssuer(settings.issuer)
-    .setAudience(settings.audience)
-    .setIssuedAt(now)
-    .setExpirationTime(now + Math.floor(settings.accessTokenTtlMs / 1000))
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+export function signAccessToken(key: SigningKey, settings: TokenSettings, subject: { userId: string; role: Role; email: string; sessionId: string }): string {
+  return jwt.sign({ role: subject.role, email: subject.email, sid: subject.sessionId }, key.privateKey, {
+    algorithm: 'RS256',
+    keyid: key.kid,
+    subject: subject.userId,
+    issuer: settings.issuer,
+    audience: settings.audience,
+    expiresIn: Math.floor(settings.accessTokenTtlMs / 1000),
+    jwtid: randomUUID(),
+  });
 }
 
 export function newRefreshToken(): string {

@@ -1,175 +1,238 @@
 /**
- * A book's fields and their rules (CONTRACT §4), shared by create and the full update, and the
- * response shape. `parseBookRequest` adds the per-author checks class-validator cannot word as
- * `authors[1]: must not be blank`.
+ * Request and response shapes of the catalogue (CONTRACT §4) with the reference's messages. Each
+ * field has one check that answers its first problem, so a client sees one line per field, e.g.
+ * `isbn: ISBN is required` or `authorIds[1]: must be a UUID`. The book as other services read it
+ * is platform/contracts/books.ts.
  */
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateBy } from 'class-validator';
-import { AppError, validationFailed } from '../../rest-compat/errors';
-import { isIsoDate, validateBody } from '../../rest-compat/validation';
+import { ValidateBy } from 'class-validator';
+import { AppError, validationFailed } from '../../platform/errors';
+import { validateBody, isIsoDate, isUuid } from '../../platform/validation';
 import { isbnProblem, normalizeIsbn } from './isbn';
 import { isLanguageCode } from './languages';
+import type { BookListQuery } from './service';
 import { centsOfJsonNumber } from '../../platform/money';
 
 /** DECIMAL(10,2): the largest price the column holds. */
 export const MAX_CENTS = 99_999_999_99;
 
-const NOT_BLANK = /\S/;
-/* eslint-disable no-control-regex */
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
-const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
-/* eslint-enable no-control-regex */
+/** Free text (a description, a biography) may hold line breaks and tabs, no other control characters. */
+const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 export const MAX_TITLE = 255;
-export const MAX_AUTHOR = 255;
 export const MAX_AUTHORS = 20;
-export const MAX_DESCRIPTION = 10_000;
+export const MAX_DESCRIPTION = 5_000;
 export const MAX_STOCK = 2_147_483_647;
+/** A language name such as "English" (or an ISO 639-1 code such as "en"). */
+const LANGUAGE_NAME = /^\p{L}[\p{L} ()-]{2,49}$/u;
 
-/** Undefined when valid; a non-string is left to `@IsString`. */
-function isbnMessage(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+type Problem = (value: unknown) => string | undefined;
+
+/** One decorator per field: the first problem of the value, or none. */
+function Check(problem: Problem): PropertyDecorator {
+  return ValidateBy({
+    name: 'check',
+    validator: {
+      validate: (value: unknown) => problem(value) === undefined,
+      defaultMessage: (args) => problem(args?.value) ?? 'is invalid',
+    },
+  });
+}
+
+const blank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+/** A required single-line text: `required` when missing or blank. */
+function requiredLine(required: string, max: number): Problem {
+  return (value) => {
+    if (blank(value)) return required;
+    if (typeof value !== 'string') return 'must be a string';
+    if (CONTROL_CHARACTERS.test(value)) return 'must not contain control characters';
+    if (value.trim().length > max) return `must be shorter than or equal to ${max} characters`;
+    return undefined;
+  };
+}
+
+/** Optional text: absent, null or a string of at most `max` characters. */
+function optionalText(max: number, multiline = false): Problem {
+  return (value) => {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string') return 'must be a string';
+    if ((multiline ? CONTROL_IN_TEXT : CONTROL_CHARACTERS).test(value)) return 'must not contain control characters';
+    if (value.length > max) return `must be shorter than or equal to ${max} characters`;
+    return undefined;
+  };
+}
+
+const isbnCheck: Problem = (value) => {
+  if (blank(value)) return 'ISBN is required';
+  if (typeof value !== 'string') return 'must be a string';
   const problem = isbnProblem(normalizeIsbn(value));
   if (problem === 'format') return 'must be an ISBN-10 or ISBN-13 (digits, with optional hyphens or spaces)';
   if (problem === 'checkDigit') return 'has an invalid check digit';
   return undefined;
-}
+};
 
-function IsIsbn(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isIsbn',
-    validator: {
-      validate: (value: unknown) => isbnMessage(value) === undefined,
-      defaultMessage: (args) => isbnMessage(args?.value) ?? 'must be a valid ISBN',
-    },
-  });
-}
-
-function priceMessage(value: unknown): string | undefined {
+const priceCheck: Problem = (value) => {
+  if (value === undefined || value === null) return 'Price is required';
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
-  if (value <= 0) return 'must be greater than 0';
-  if (value > MAX_CENTS / 100) return 'must not be greater than 99999999.99';
+  if (value <= 0) return 'Price must be positive';
   const cents = centsOfJsonNumber(value);
   if (cents === undefined) return 'must have at most 2 decimals';
   if (cents > MAX_CENTS) return 'must not be greater than 99999999.99';
   return undefined;
+};
+
+const languageCheck: Problem = (value) => {
+  if (blank(value)) return 'Language is required';
+  if (typeof value !== 'string') return 'must be a string';
+  const text = value.trim();
+  if (text.length === 2 ? isLanguageCode(text) : LANGUAGE_NAME.test(text)) return undefined;
+  return 'must be an ISO 639-1 code such as en or a language name such as English';
+};
+
+const dateCheck: Problem = (value) => (value === undefined || value === null || value === '' || isIsoDate(value) ? undefined : 'must be a real date in yyyy-MM-dd form');
+
+function referenceCheck(required: string): Problem {
+  return (value) => {
+    if (blank(value)) return required;
+    return isUuid(value) ? undefined : 'must be a UUID';
+  };
 }
 
-/** A JSON number > 0 with at most 2 decimals that fits DECIMAL(10,2). */
-function IsPrice(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isPrice',
-    validator: {
-      validate: (value: unknown) => priceMessage(value) === undefined,
-      defaultMessage: (args) => priceMessage(args?.value) ?? 'must be a valid price',
-    },
-  });
-}
+/** Each entry is checked by `authorIdErrors`, so a failure names its index. */
+const authorIdsCheck: Problem = (value) => {
+  if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) return 'At least one author is required';
+  if (!Array.isArray(value)) return 'must be an array of author ids';
+  if (value.length > MAX_AUTHORS) return `must contain no more than ${MAX_AUTHORS} elements`;
+  const ids = value.filter(isUuid).map((id) => id.toLowerCase());
+  if (new Set(ids).size !== ids.length) return 'must not list an author twice';
+  return undefined;
+};
 
-function IsLanguageCode(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isLanguageCode',
-    validator: {
-      validate: (value: unknown) => isLanguageCode(value),
-      defaultMessage: () => 'must be an ISO 639-1 language code such as en',
-    },
-  });
-}
-
-function IsRealDate(): PropertyDecorator {
-  return ValidateBy({
-    name: 'isRealDate',
-    validator: {
-      validate: (value: unknown) => isIsoDate(value),
-      defaultMessage: () => 'must be a real date in yyyy-MM-dd form',
-    },
-  });
-}
+const stockCheck: Problem = (value) => {
+  if (value === undefined || value === null) return undefined;
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= MAX_STOCK ? undefined : `must be an integer from 0 to ${MAX_STOCK}`;
+};
 
 export class BookRequestDto {
-  @IsString()
-  @IsIsbn()
-  isbn!: string;
+  @Check(isbnCheck) isbn!: string;
+  @Check(requiredLine('Title is required', MAX_TITLE)) title!: string;
+  @Check(optionalText(MAX_DESCRIPTION, true)) description?: string | null;
+  @Check(priceCheck) price!: number;
+  @Check(languageCheck) language!: string;
+  @Check(dateCheck) publishedDate?: string | null;
+  @Check(referenceCheck('Publisher is required')) publisherId!: string;
+  @Check(referenceCheck('Category is required')) categoryId!: string;
+  @Check(authorIdsCheck) authorIds!: string[];
+  /** Absent: a new book is untracked, an updated one keeps its stock. */
+  @Check(stockCheck) stock?: number | null;
+}
 
-  @IsString()
-  @Matches(NOT_BLANK, { message: 'must not be blank' })
-  @Matches(NO_CONTROL_CHARACTERS, { message: 'must not contain control characters' })
-  @MaxLength(MAX_TITLE)
-  title!: string;
-
-  /** Each author is checked by `authorErrors`, so that a failure names its index. */
-  @IsArray()
-  @ArrayNotEmpty()
-  @ArrayMaxSize(MAX_AUTHORS)
-  authors!: string[];
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(MAX_DESCRIPTION)
-  description?: string | null;
-
-  @IsPrice()
-  price!: number;
-
-  @IsString()
-  @IsLanguageCode()
-  language!: string;
-
-  @IsString()
-  @IsRealDate()
-  publishedDate!: string;
-
-  @IsInt()
-  @Min(0)
-  @Max(MAX_STOCK)
-  stock!: number;
+function authorIdErrors(authorIds: unknown): string[] {
+  if (!Array.isArray(authorIds)) return [];
+  return authorIds.flatMap((id: unknown, index) => (isUuid(id) ? [] : [`authorIds[${index}]: must be a UUID`]));
 }
 
 /** The field order of the DTO, which is the order validation errors are listed in. */
-const FIELD_ORDER = ['isbn', 'title', 'authors', 'description', 'price', 'language', 'publishedDate', 'stock'];
-
-function authorErrors(authors: unknown): string[] {
-  if (!Array.isArray(authors)) return [];
-  const lines: string[] = [];
-  authors.forEach((author: unknown, index) => {
-    const path = `authors[${index}]`;
-    if (typeof author !== 'string') lines.push(`${path}: must be a string`);
-    else if (!NOT_BLANK.test(author)) lines.push(`${path}: must not be blank`);
-    else if (CONTROL_CHARACTERS.test(author)) lines.push(`${path}: must not contain control characters`);
-    else if (author.length > MAX_AUTHOR) lines.push(`${path}: must be shorter than or equal to ${MAX_AUTHOR} characters`);
-  });
-  return lines;
-}
-
+const FIELD_ORDER = ['isbn', 'title', 'description', 'price', 'language', 'publishedDate', 'publisherId', 'categoryId', 'authorIds', 'stock'];
 const fieldRank = (line: string) => FIELD_ORDER.indexOf(line.split(/[[.:]/, 1)[0]);
 
-/** Validates a create or update body, or throws the contract's 400 listing every failing field. */
+/** Validates a book create or update body, or throws the contract's 400 listing every failing field. */
 export async function parseBookRequest(body: unknown): Promise<BookRequestDto> {
-  let dto: BookRequestDto | undefined;
+  return validateWith(BookRequestDto, body, (lines) => [...lines, ...authorIdErrors((body as { authorIds?: unknown }).authorIds)].sort((a, b) => fieldRank(a) - fieldRank(b)));
+}
+
+export class AuthorRequestDto {
+  @Check(requiredLine('First name is required', 100)) firstName!: string;
+  @Check(optionalText(100)) lastName?: string | null;
+  @Check(optionalText(MAX_DESCRIPTION, true)) biography?: string | null;
+  @Check(optionalText(100)) country?: string | null;
+}
+
+export class CategoryRequestDto {
+  @Check(requiredLine('Category name is required', 100)) name!: string;
+  @Check(optionalText(MAX_DESCRIPTION, true)) description?: string | null;
+}
+
+export class PublisherRequestDto {
+  @Check(requiredLine('Publisher name is required', 150)) name!: string;
+  @Check(optionalText(500)) address?: string | null;
+}
+
+/** Runs the DTO's checks; `extra` may add per-element lines (and order them) before the 400. */
+async function validateWith<T extends object>(dto: new () => T, body: unknown, extra: (lines: string[]) => string[] = (lines) => lines): Promise<T> {
+  let instance: T | undefined;
   let lines: string[] = [];
   try {
-    dto = await validateBody(BookRequestDto, body);
+    instance = await validateBody(dto, body);
   } catch (error) {
     if (!(error instanceof AppError) || error.validationErrors === null) throw error;
     lines = [...error.validationErrors];
   }
-  lines.push(...authorErrors((body as { authors?: unknown }).authors));
-  if (lines.length > 0 || !dto) {
-    // A stable sort keeps class-validator's order within a field and the authors' index order.
-    throw validationFailed(lines.sort((a, b) => fieldRank(a) - fieldRank(b)));
-  }
-  return dto;
+  const all = extra(lines);
+  if (all.length > 0 || !instance) throw validationFailed(all);
+  return instance;
 }
 
-export interface BookResponseDto {
+export const parseAuthorRequest = (body: unknown) => validateWith(AuthorRequestDto, body);
+export const parseCategoryRequest = (body: unknown) => validateWith(CategoryRequestDto, body);
+export const parsePublisherRequest = (body: unknown) => validateWith(PublisherRequestDto, body);
+
+/** The most books one page of the list may hold. */
+export const MAX_LIMIT = 100;
+const MAX_QUERY_LENGTH = 200;
+const MAX_OFFSET = 2_147_483_647;
+
+function integerParameter(value: unknown, min: number, max: number): number | undefined | null {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return null;
+  const number = Number(value);
+  return number >= min && number <= max ? number : null;
+}
+
+/**
+ * `q`, `categoryId`, `publisherId`, `authorId`, `limit` (1..100; absent: every match) and `offset`
+ * (>= 0); every bad one is listed in one 400. GraphQL's `books` uses it too.
+ */
+export function parseListQuery(query: Record<string, unknown>): BookListQuery {
+  const errors: string[] = [];
+  const { q } = query;
+  if (q !== undefined) {
+    if (typeof q !== 'string') errors.push('q: must be a single string');
+    else if (q.length > MAX_QUERY_LENGTH) errors.push(`q: must be shorter than or equal to ${MAX_QUERY_LENGTH} characters`);
+    else if (CONTROL_CHARACTERS.test(q)) errors.push('q: must not contain control characters');
+  }
+  const ids: Partial<Record<'categoryId' | 'publisherId' | 'authorId', string>> = {};
+  for (const name of ['categoryId', 'publisherId', 'authorId'] as const) {
+    const value = query[name];
+    if (value === undefined) continue;
+    if (isUuid(value)) ids[name] = value.toLowerCase();
+    else errors.push(`${name}: must be a UUID`);
+  }
+  const limit = integerParameter(query.limit, 1, MAX_LIMIT);
+  if (limit === null) errors.push(`limit: must be an integer between 1 and ${MAX_LIMIT}`);
+  const offset = integerParameter(query.offset, 0, MAX_OFFSET);
+  if (offset === null) errors.push(`offset: must be an integer between 0 and ${MAX_OFFSET}`);
+  if (errors.length > 0) throw validationFailed(errors);
+  return { q: q as string | undefined, ...ids, limit: limit ?? undefined, offset: offset ?? 0 };
+}
+
+export interface AuthorResponseDto {
   id: string;
-  isbn: string;
-  title: string;
-  authors: string[];
+  firstName: string;
+  lastName: string | null;
+  biography: string | null;
+  country: string | null;
+}
+
+export interface CategoryResponseDto {
+  id: string;
+  name: string;
   description: string | null;
-  price: number;
-  language: string;
-  publishedDate: string;
-  stock: number;
-  createdAt: string;
-  updatedAt: string;
+}
+
+export interface PublisherResponseDto {
+  id: string;
+  name: string;
+  address: string | null;
 }

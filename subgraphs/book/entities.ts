@@ -1,11 +1,10 @@
-/** The book service's table: one row per book, its price in cents in code and DECIMAL(10,2) in the database. */
-import { Column, Entity, PrimaryColumn, type ValueTransformer } from 'typeorm';
+/**
+ * The book service's tables: books (price in cents in code, DECIMAL(10,2) in the database), their
+ * authors in the order given, categories, publishers, and the stock each order took.
+ */
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../../platform/database';
 import { centsColumn } from '../../platform/money';
-
-const jsonStrings: ValueTransformer = {
-  to: (values: string[]) => JSON.stringify(values),
-  from: (text: string) => JSON.parse(text) as string[],
-};
 
 @Entity({ name: 'books' })
 export class Book {
@@ -23,35 +22,122 @@ export class Book {
   @Column({ type: 'varchar', length: 255 })
   title!: string;
 
-  /** A JSON array of names, in the order given. */
-  @Column({ type: 'text', transformer: jsonStrings })
-  authors!: string[];
-
   @Column({ type: 'text', nullable: true })
   description!: string | null;
 
   @Column({ name: 'price', type: 'decimal', precision: 10, scale: 2, transformer: centsColumn })
   priceCents!: number;
 
-  @Column({ type: 'varchar', length: 2 })
+  @Column({ type: 'varchar', length: 50 })
   language!: string;
 
-  @Column({ name: 'published_date', type: 'varchar', length: 10 })
-  publishedDate!: string;
+  @Column({ name: 'published_date', type: 'varchar', length: 10, nullable: true })
+  publishedDate!: string | null;
 
-  @Column({ type: 'int' })
-  stock!: number;
+  /** The object key of the cover in the cover store; null until one is uploaded. */
+  @Column({ name: 'cover_key', type: 'varchar', length: 200, nullable: true })
+  coverKey!: string | null;
 
-  /**
-   * Title and authors lower-cased in JavaScript (SQLite's LOWER knows only ASCII), one per line:
-   * the search never matches across two of them, as a search query holds no line break.
-   */
+  /** Null only for books written before categories existed. */
+  @Column({ name: 'publisher_id', type: 'varchar', length: 36, nullable: true })
+  publisherId!: string | null;
+
+  @Column({ name: 'category_id', type: 'varchar', length: 36, nullable: true })
+  categoryId!: string | null;
+
+  /** Null: inventory not tracked (the book can always be bought); otherwise copies in stock, never below 0. */
+  @Column({ type: 'int', nullable: true })
+  stock!: number | null;
+
+  /** The title lower-cased in JavaScript (SQLite's LOWER knows only ASCII), for the search. */
   @Column({ name: 'search_text', type: 'text' })
   searchText!: string;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('updated_at')
   updatedAt!: Date;
+}
+
+@Entity({ name: 'book_authors' })
+export class BookAuthor {
+  @PrimaryColumn({ name: 'book_id', type: 'varchar', length: 36 })
+  bookId!: string;
+
+  @PrimaryColumn({ name: 'author_id', type: 'varchar', length: 36 })
+  authorId!: string;
+
+  /** The author's place in the book's `authorIds`, from 0. */
+  @Column({ type: 'int' })
+  position!: number;
+}
+
+@Entity({ name: 'authors' })
+export class Author {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ name: 'first_name', type: 'varchar', length: 100 })
+  firstName!: string;
+
+  @Column({ name: 'last_name', type: 'varchar', length: 100, nullable: true })
+  lastName!: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  biography!: string | null;
+
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  country!: string | null;
+
+  /** "first last" lower-cased: unique, and what the search matches an author's name against. */
+  @Column({ name: 'name_key', type: 'varchar', length: 201, unique: true })
+  nameKey!: string;
+}
+
+@Entity({ name: 'categories' })
+export class Category {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 100 })
+  name!: string;
+
+  @Column({ type: 'text', nullable: true })
+  description!: string | null;
+
+  @Column({ name: 'name_key', type: 'varchar', length: 100, unique: true })
+  nameKey!: string;
+}
+
+@Entity({ name: 'publishers' })
+export class Publisher {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 150 })
+  name!: string;
+
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  address!: string | null;
+
+  @Column({ name: 'name_key', type: 'varchar', length: 150, unique: true })
+  nameKey!: string;
+}
+
+/** What one order took off one book's stock, so a redelivered or cancelled order moves stock once. */
+@Entity({ name: 'order_stock' })
+export class OrderStock {
+  @PrimaryColumn({ name: 'order_id', type: 'varchar', length: 36 })
+  orderId!: string;
+
+  @PrimaryColumn({ name: 'book_id', type: 'varchar', length: 36 })
+  bookId!: string;
+
+  /** Copies actually taken (less than ordered when the order oversold the book). */
+  @Column({ type: 'int' })
+  taken!: number;
+
+  @Column({ type: 'boolean' })
+  returned!: boolean;
 }

@@ -1,39 +1,16 @@
 /** REST routes of the book service (CONTRACT §4): parse, authorize, call the service, answer. */
-import { Router, type Request } from 'express';
+import { Router, type Express } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { authenticate, principalOf, requireRole, type TokenVerifier } from '../../rest-compat/auth';
-import { validationFailed } from '../../rest-compat/errors';
-import { isUuid, parseUuid } from '../../rest-compat/validation';
-import { CONTROL_CHARACTERS, parseBookRequest } from './dto';
-import { DEFAULT_LIMIT, MAX_LIMIT, type BookListQuery, type BookService } from './service';
+import { authenticate, principalOf, requireRole, type TokenVerifier } from '../../platform/auth';
+import { validationFailed } from '../../platform/errors';
+import { isUuid, parseUuid } from '../../platform/validation';
+import { COVER_CACHE_CONTROL } from './covers';
+import { parseAuthorRequest, parseBookRequest, parseCategoryRequest, parsePublisherRequest, parseListQuery } from './dto';
+import type { ReferenceApi } from './references';
+import type { BookService, Catalogue } from './service';
+import { parseCoverUpload } from './upload';
 
 export const MAX_BATCH = 100;
-const MAX_QUERY_LENGTH = 200;
-const MAX_OFFSET = 2_147_483_647;
-
-function integerParameter(value: unknown, fallback: number, min: number, max: number): number | undefined {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return undefined;
-  const number = Number(value);
-  return number >= min && number <= max ? number : undefined;
-}
-
-/** `q`, `limit` (1..100, default 20) and `offset` (>= 0, default 0); every bad one is listed in one 400. GraphQL's `books` uses it too. */
-export function parseListQuery(query: Request['query']): BookListQuery {
-  const errors: string[] = [];
-  const { q } = query;
-  if (q !== undefined) {
-    if (typeof q !== 'string') errors.push('q: must be a single string');
-    else if (q.length > MAX_QUERY_LENGTH) errors.push(`q: must be shorter than or equal to ${MAX_QUERY_LENGTH} characters`);
-    else if (CONTROL_CHARACTERS.test(q)) errors.push('q: must not contain control characters');
-  }
-  const limit = integerParameter(query.limit, DEFAULT_LIMIT, 1, MAX_LIMIT);
-  if (limit === undefined) errors.push(`limit: must be an integer between 1 and ${MAX_LIMIT}`);
-  const offset = integerParameter(query.offset, 0, 0, MAX_OFFSET);
-  if (offset === undefined) errors.push(`offset: must be an integer between 0 and ${MAX_OFFSET}`);
-  if (errors.length > 0 || limit === undefined || offset === undefined) throw validationFailed(errors);
-  return { q: q as string | undefined, limit, offset };
-}
 
 /** The batch body: a JSON array of at most 100 UUIDs. */
 function parseIdList(body: unknown): string[] {
@@ -44,15 +21,19 @@ function parseIdList(body: unknown): string[] {
   return body as string[];
 }
 
-export function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
+/** Reading is public; writing needs an ADMIN token (401 without one, 403 for a USER). */
+const adminOnly = (verifier: TokenVerifier) => [authenticate(verifier), requireRole('ADMIN')];
+
+function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
   const router = Router();
-  // Reading is public; writing needs an ADMIN token (401 without one, 403 for a USER).
-  const admin = [authenticate(verifier), requireRole('ADMIN')];
+  const admin = adminOnly(verifier);
 
   router
     .route('/')
     .get(async (req, res) => {
-      res.json(await service.listBooks(parseListQuery(req.query)));
+      const page = await service.listBooks(parseListQuery(req.query));
+      res.setHeader('X-Total-Count', String(page.total));
+      res.json(page.books);
     })
     .all(methodNotAllowed);
 
@@ -80,17 +61,86 @@ export function bookRoutes(service: BookService, verifier: TokenVerifier): Route
     })
     .all(methodNotAllowed);
 
+  // `/:id/cover` is mounted before the JSON body parser (see mountCoverUpload).
+
   router
     .route('/:id')
     .get(async (req, res) => {
       res.json(await service.getBook(parseUuid(req.params.id, 'id')));
     })
     .delete(...admin, async (req, res) => {
-      const id = parseUuid(req.params.id, 'id');
-      await service.deleteBook(principalOf(req), id);
-      res.type('text/plain').send(`Book with id : ${id} Deleted successfully`);
+      await service.deleteBook(principalOf(req), parseUuid(req.params.id, 'id'));
+      res.type('text/plain').send('Deleted SuccessFully');
     })
     .all(methodNotAllowed);
 
+  return router;
+}
+
+/**
+ * `/api/books/{id}/cover`: the upload is multipart, so the path is mounted ahead of the JSON-only
+ * body handling; the locally stored image is served from it too.
+ */
+export function mountCoverUpload(app: Express, service: BookService, verifier: TokenVerifier): void {
+  app
+    .route('/api/books/:id/cover')
+    .get(async (req, res) => {
+      const image = await service.readCover(parseUuid(req.params.id, 'id'));
+      res.setHeader('Cache-Control', COVER_CACHE_CONTROL);
+      res.type(image.contentType).send(image.bytes);
+    })
+    .post(...adminOnly(verifier), async (req, res) => {
+      const id = parseUuid(req.params.id, 'id');
+      const image = await parseCoverUpload(req);
+      res.json(await service.uploadCover(principalOf(req), id, image));
+    })
+    .all(methodNotAllowed);
+}
+
+/** The same five routes for authors, categories and publishers. */
+function referenceRoutes<Req, Res>(catalogue: ReferenceApi<Req, Res>, parse: (body: unknown) => Promise<Req>, verifier: TokenVerifier): Router {
+  const router = Router();
+  const admin = adminOnly(verifier);
+  router
+    .route('/')
+    .get(async (_req, res) => {
+      res.json(await catalogue.list());
+    })
+    .all(methodNotAllowed);
+  router
+    .route('/create')
+    .post(...admin, async (req, res) => {
+      const request = await parse(req.body);
+      res.status(201).json(await catalogue.create(principalOf(req), request));
+    })
+    .all(methodNotAllowed);
+  router
+    .route('/update/:id')
+    .put(...admin, async (req, res) => {
+      const id = parseUuid(req.params.id, 'id');
+      const request = await parse(req.body);
+      res.json(await catalogue.update(principalOf(req), id, request));
+    })
+    .all(methodNotAllowed);
+  router
+    .route('/:id')
+    .get(async (req, res) => {
+      res.json(await catalogue.get(parseUuid(req.params.id, 'id')));
+    })
+    .delete(...admin, async (req, res) => {
+      await catalogue.remove(principalOf(req), parseUuid(req.params.id, 'id'));
+      res.type('text/plain').send('Success');
+    })
+    .all(methodNotAllowed);
+  return router;
+}
+
+/** Everything the service answers under `/api`. */
+export function catalogueRoutes(catalogue: Catalogue, verifier: TokenVerifier): Router {
+  const router = Router();
+  router.use('/books', bookRoutes(catalogue.books, verifier));
+  router.use('/authors', referenceRoutes(catalogue.authors, parseAuthorRequest, verifier));
+  router.use('/categories', referenceRoutes(catalogue.categories, parseCategoryRequest, verifier));
+  router.use('/publishers', referenceRoutes(catalogue.publishers, parsePublisherRequest, verifier));
   return router;
 }

@@ -1,7 +1,6 @@
-import fs from 'node:fs';
-import { databaseName } from '../../platform/database';
+import { MemoryBus } from '../../platform/events/memory-bus';
 import { createLogger } from '../../platform/logger';
-import { testConfig } from '../../test/harness';
+import { dropDatabases, testConfig } from '../../test/harness';
 import { isbnProblem, normalizeIsbn } from './isbn';
 import { createBookService } from './index';
 import { DEMO_CATALOGUE } from './seed';
@@ -9,20 +8,15 @@ import { DEMO_CATALOGUE } from './seed';
 const config = testConfig();
 const logger = createLogger('silent');
 
-afterAll(async () => {
-  fs.rmSync(config.dataDir, { recursive: true, force: true });
-  if (!config.dbUrl) return;
-  const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({ uri: config.dbUrl });
-  await connection.query(`DROP DATABASE IF EXISTS \`${databaseName({ service: 'book', config })}\``);
-  await connection.end();
-});
+afterAll(() => dropDatabases(config, ['book']));
 
 /** Builds the service on this file's own database, as a restart would, and answers its catalogue. */
 async function catalogueAfterStart(seedDemoCatalogue?: boolean) {
-  const service = await createBookService({ config, logger, ...(seedDemoCatalogue === undefined ? {} : { seedDemoCatalogue }) });
+  const service = await createBookService({ config, logger, bus: new MemoryBus(), ...(seedDemoCatalogue === undefined ? {} : { seedDemoCatalogue }) });
   try {
-    return await service.books.listBooks({ limit: 100, offset: 0 });
+    const { books } = await service.books.listBooks({ offset: 0 });
+    const [authors, categories, publishers] = await Promise.all([service.authors.list(), service.categories.list(), service.publishers.list()]);
+    return { books, authors, categories, publishers };
   } finally {
     await service.stop();
   }
@@ -37,17 +31,22 @@ describe('the demo catalogue', () => {
   });
 
   it('is off by default, and seeded once however often the service starts with it on', async () => {
-    expect(await catalogueAfterStart()).toEqual([]);
+    expect(await catalogueAfterStart()).toEqual({ books: [], authors: [], categories: [], publishers: [] });
     const first = await catalogueAfterStart(true);
-    expect(first).toHaveLength(12);
+    expect(first.books).toHaveLength(12);
     const second = await catalogueAfterStart(true);
     expect(second).toEqual(first);
-    expect(first.find((book) => book.title === 'Pride and Prejudice')).toMatchObject({
-      isbn: '9780141439518',
-      authors: ['Jane Austen'],
-      price: 9.99,
-      language: 'en',
-    });
-    expect(first.find((book) => book.title === 'Good Omens')?.authors).toEqual(['Terry Pratchett', 'Neil Gaiman']);
+    const authorName = (id: string) => {
+      const author = first.authors.find((a) => a.id === id)!;
+      return `${author.firstName} ${author.lastName}`;
+    };
+    const pride = first.books.find((book) => book.title === 'Pride and Prejudice')!;
+    expect(pride).toMatchObject({ isbn: '9780141439518', price: 9.99, language: 'en', stock: 42 });
+    expect(pride.authorIds.map(authorName)).toEqual(['Jane Austen']);
+    expect(first.categories.find((c) => c.id === pride.categoryId)?.name).toBe('Classics');
+    expect(first.publishers.find((p) => p.id === pride.publisherId)?.name).toBe('Penguin Classics');
+    expect(first.books.find((book) => book.title === 'Good Omens')?.authorIds.map(authorName)).toEqual(['Terry Pratchett', 'Neil Gaiman']);
+    expect(first.authors).toHaveLength(13);
+    expect(first.categories.map((c) => c.name)).toEqual(['Classics', 'Dystopian Fiction', 'Fantasy', 'Gothic Fiction']);
   });
 });

@@ -1,6 +1,8 @@
 /** The order service's tables: one order per successful payment, with its lines. */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { CartLineColumns } from '../../platform/cart-line';
 import { centsColumn } from '../../platform/money';
+import { TimestampColumn } from '../../platform/database';
 
 export const ORDER_STATUSES = ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED', 'REFUNDED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -22,29 +24,17 @@ export class Order {
   @Column({ type: 'varchar', length: 12 })
   status!: OrderStatus;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('updated_at')
   updatedAt!: Date;
 }
 
 @Entity({ name: 'order_items' })
-export class OrderItem {
+export class OrderItem extends CartLineColumns {
   @PrimaryColumn({ name: 'order_id', type: 'varchar', length: 36 })
   orderId!: string;
-
-  @Column({ name: 'book_id', type: 'varchar', length: 36 })
-  bookId!: string;
-
-  @Column({ name: 'book_title', type: 'varchar', length: 255 })
-  bookTitle!: string;
-
-  @Column({ type: 'int' })
-  quantity!: number;
-
-  @Column({ name: 'unit_price', type: 'decimal', precision: 12, scale: 2, transformer: centsColumn })
-  unitPriceCents!: number;
 
   @PrimaryColumn({ type: 'int' })
   position!: number;

@@ -5,8 +5,8 @@ import { ProcessedEvent } from '../../platform/events/consumer';
 import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
 import type { ProcessDeps } from '../../platform/run';
-import { assembleService, type BookstoreService } from '../../platform/service';
-import { jwksVerifierFor } from '../../rest-compat/auth';
+import { assembleService, type BookstoreService } from '../../rest-compat/service';
+import { jwksVerifierFor } from '../../platform/auth';
 import { Order, OrderItem } from './entities';
 import { subscribeOrderEvents } from './events';
 import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrders';
@@ -25,13 +25,13 @@ export async function createOrderService(deps: ProcessDeps): Promise<BookstoreSe
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const orders = new OrderService(db, logger, () => relay.wake());
-  const verifier = jwksVerifierFor(config);
+  const verifier = jwksVerifierFor(config, { bus, logger, service: 'order' });
   const runtime = await assembleService({
     name: 'order',
     description: 'Orders created from successful payments',
     db,
     logger,
-    health: { db: () => db.ping(), bus: () => bus.health() },
+    bus,
     basePath: '/api/orders',
     routes: orderRoutes(orders, verifier),
     subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: orderResolvers(orders), loaders: orderLoaders(orders), verifier },

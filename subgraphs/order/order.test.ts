@@ -1,16 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
-import { TOPICS, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
+import { TOPICS, type PaymentSuccessEvent } from '../../platform/events/topics';
+import { paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 
 let stack: Stack;
 let observer: Subscription;
 const orderCreated: ConsumedMessage[] = [];
+const orderCancelled: ConsumedMessage[] = [];
 
 beforeAll(async () => {
   stack = await startStack({ services: ['order'] });
-  observer = await stack.bus.subscribe({ groupId: `observer-${randomUUID()}`, topics: [TOPICS.orderCreated], handle: async (m) => void orderCreated.push(m) });
+  observer = await stack.bus.subscribe({
+    groupId: `observer-${randomUUID()}`,
+    topics: [TOPICS.orderCreated, TOPICS.orderCancelled],
+    handle: async (m) => void (m.topic === TOPICS.orderCancelled ? orderCancelled : orderCreated).push(m),
+  });
 });
 afterAll(async () => {
   await observer?.stop();
@@ -18,27 +24,6 @@ afterAll(async () => {
 });
 
 const orders = () => request(stack.urls.order);
-
-function paymentSuccess(userId: string, overrides: Partial<PaymentSuccessEvent> = {}): PaymentSuccessEvent {
-  return {
-    eventId: randomUUID(),
-    type: 'PaymentSuccessEvent',
-    occurredAt: new Date().toISOString(),
-    paymentId: randomUUID(),
-    checkoutId: randomUUID(),
-    userId,
-    transactionId: `pi_${randomUUID().replace(/-/g, '')}`,
-    amount: 60.07,
-    items: [
-      { bookId: randomUUID(), bookTitle: 'Middlemarch', quantity: 3, price: 19.99 },
-      { bookId: randomUUID(), bookTitle: 'Bookmark', quantity: 1, price: 0.1 },
-    ],
-    email: 'reader@example.com',
-    firstName: 'Ada',
-    phoneNumber: '+14155550100',
-    ...overrides,
-  };
-}
 
 async function publish(topic: string, event: { paymentId: string; eventId: string }): Promise<void> {
   await stack.bus.publish([{ topic, key: event.paymentId, value: JSON.stringify(event) }]);
@@ -55,9 +40,9 @@ async function orderFor(bearer: string, paymentId: string) {
 }
 
 describe('an order from payment-success', () => {
-  it('is created once, CONFIRMED, with the payment\'s items and total, and announced by order-created', async () => {
+  it("is created once, CONFIRMED, with the payment's items and total, and announced by order-created", async () => {
     const buyer = await registeredUser(stack);
-    const event = paymentSuccess(buyer.userId);
+    const event = paymentSuccessEvent(buyer.userId);
     const before = await orders().get(`/api/orders/payment/${event.paymentId}`).set('Authorization', buyer.bearer);
     expectEnvelope(before, 404, `Order not ready for payment: ${event.paymentId}`);
 
@@ -80,10 +65,10 @@ describe('an order from payment-success', () => {
 
   it('stays one order when the same event arrives five times, or again with another eventId', async () => {
     const buyer = await registeredUser(stack);
-    const event = paymentSuccess(buyer.userId);
+    const event = paymentSuccessEvent(buyer.userId);
     for (let i = 0; i < 5; i += 1) await publish(TOPICS.paymentSuccess, event);
     await publish(TOPICS.paymentSuccess, { ...event, eventId: randomUUID() });
-    const marker = paymentSuccess(buyer.userId);
+    const marker = paymentSuccessEvent(buyer.userId);
     await publish(TOPICS.paymentSuccess, marker);
     await orderFor(buyer.bearer, marker.paymentId);
     const mine = await orders().get('/api/orders/me').set('Authorization', buyer.bearer);
@@ -97,7 +82,7 @@ describe('reading orders', () => {
     const owner = await registeredUser(stack);
     const other = await registeredUser(stack);
     const admin = await adminSession(stack);
-    const event = paymentSuccess(owner.userId);
+    const event = paymentSuccessEvent(owner.userId);
     await publish(TOPICS.paymentSuccess, event);
     const { body: order } = await orderFor(owner.bearer, event.paymentId);
 
@@ -111,7 +96,7 @@ describe('reading orders', () => {
   it('lists every order to an admin only', async () => {
     const buyer = await registeredUser(stack);
     const admin = await adminSession(stack);
-    const event = paymentSuccess(buyer.userId);
+    const event = paymentSuccessEvent(buyer.userId);
     await publish(TOPICS.paymentSuccess, event);
     await orderFor(buyer.bearer, event.paymentId);
     const all = await orders().get('/api/orders').query({ limit: 200 }).set('Authorization', admin.bearer);
@@ -131,7 +116,7 @@ describe('reading orders', () => {
 describe('PUT /api/orders/{id}/status', () => {
   async function newOrder() {
     const buyer = await registeredUser(stack);
-    const event = paymentSuccess(buyer.userId);
+    const event = paymentSuccessEvent(buyer.userId);
     await publish(TOPICS.paymentSuccess, event);
     const { body } = await orderFor(buyer.bearer, event.paymentId);
     return { buyer, order: body as { orderId: string; paymentId: string } };
@@ -174,16 +159,195 @@ describe('PUT /api/orders/{id}/status', () => {
 
   it('becomes REFUNDED when the payment is refunded', async () => {
     const { buyer, order } = await newOrder();
-    const refund: PaymentRefundedEvent = {
-      eventId: randomUUID(),
-      type: 'PaymentRefundedEvent',
-      occurredAt: new Date().toISOString(),
-      paymentId: order.paymentId,
-      userId: buyer.userId,
-      transactionId: 'pi_x',
-      amount: 60.07,
-    };
+    const refund = paymentRefundedEvent({ paymentId: order.paymentId, userId: buyer.userId, transactionId: 'pi_x', amount: 60.07 });
     await publish(TOPICS.paymentRefunded, refund);
     await waitFor(async () => (await orders().get(`/api/orders/${order.orderId}`).set('Authorization', buyer.bearer)).body.status === 'REFUNDED', { what: 'REFUNDED' });
+  });
+});
+
+async function paidOrder(buyer: { userId: string; bearer: string }, overrides: Partial<PaymentSuccessEvent> = {}) {
+  const event = paymentSuccessEvent(buyer.userId, overrides);
+  await publish(TOPICS.paymentSuccess, event);
+  const { body } = await orderFor(buyer.bearer, event.paymentId);
+  return { event, order: body as { orderId: string; paymentId: string; status: string; createdAt: string } };
+}
+
+const cancelledFor = (orderId: string) => orderCancelled.filter((m) => m.key === orderId).map((m) => JSON.parse(m.value));
+
+describe('POST /api/orders/{id}/cancel', () => {
+  const cancel = (bearer: string, id: string) => orders().post(`/api/orders/${id}/cancel`).set('Authorization', bearer);
+  const move = (bearer: string, id: string, status: string) => orders().put(`/api/orders/${id}/status`).query({ status }).set('Authorization', bearer);
+  /** Cancels a later order of `buyer` and waits for its order-cancelled: the point after which a test counts an earlier order's. */
+  async function cancelLaterOrder(buyer: { userId: string; bearer: string }): Promise<void> {
+    const marker = await paidOrder(buyer);
+    expect((await cancel(buyer.bearer, marker.order.orderId)).status).toBe(204);
+    await waitFor(() => cancelledFor(marker.order.orderId).length === 1 || undefined, { what: 'the later order-cancelled' });
+  }
+
+  it('lets the owner cancel a CONFIRMED order: 204, CANCELLED, and order-cancelled with the lines', async () => {
+    const buyer = await registeredUser(stack);
+    const { event, order } = await paidOrder(buyer);
+    const res = await cancel(buyer.bearer, order.orderId);
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    const after = await orders().get(`/api/orders/${order.orderId}`).set('Authorization', buyer.bearer);
+    expect(after.body.status).toBe('CANCELLED');
+    const [announced] = await waitFor(() => (cancelledFor(order.orderId).length > 0 ? cancelledFor(order.orderId) : undefined), { what: 'order-cancelled' });
+    expect(announced).toEqual({
+      eventId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      type: 'OrderCancelledEvent',
+      occurredAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      orderId: order.orderId,
+      paymentId: event.paymentId,
+      userId: buyer.userId,
+      items: event.items,
+    });
+  });
+
+  it('answers 409 to a second cancel, and publishes order-cancelled once', async () => {
+    const buyer = await registeredUser(stack);
+    const { order } = await paidOrder(buyer);
+    expect((await cancel(buyer.bearer, order.orderId)).status).toBe(204);
+    expectEnvelope(await cancel(buyer.bearer, order.orderId), 409, 'Order cannot be cancelled in status: CANCELLED');
+    await waitFor(() => cancelledFor(order.orderId).length === 1 || undefined, { what: 'order-cancelled' });
+    await cancelLaterOrder(buyer);
+    expect(cancelledFor(order.orderId)).toHaveLength(1);
+  });
+
+  it('cancels once when the owner and an admin cancel at the same moment', async () => {
+    const admin = await adminSession(stack);
+    const buyer = await registeredUser(stack);
+    const { order } = await paidOrder(buyer);
+    const answers = await Promise.all([cancel(buyer.bearer, order.orderId), cancel(admin.bearer, order.orderId)]);
+    expect(answers.map((res) => res.status).sort()).toEqual([204, 409]);
+    expectEnvelope(
+      answers.find((res) => res.status === 409)!,
+      409,
+      'Order cannot be cancelled in status: CANCELLED',
+    );
+    await cancelLaterOrder(buyer);
+    expect(cancelledFor(order.orderId)).toHaveLength(1);
+  });
+
+  it('lets an admin cancel a PROCESSING order, and refuses SHIPPED, DELIVERED and REFUNDED orders with 409', async () => {
+    const admin = await adminSession(stack);
+    const buyer = await registeredUser(stack);
+    const processing = await paidOrder(buyer);
+    expect((await move(admin.bearer, processing.order.orderId, 'PROCESSING')).status).toBe(200);
+    expect((await cancel(admin.bearer, processing.order.orderId)).status).toBe(204);
+
+    const shipped = await paidOrder(buyer);
+    await move(admin.bearer, shipped.order.orderId, 'PROCESSING');
+    await move(admin.bearer, shipped.order.orderId, 'SHIPPED');
+    expectEnvelope(await cancel(buyer.bearer, shipped.order.orderId), 409, 'Order cannot be cancelled in status: SHIPPED');
+    await move(admin.bearer, shipped.order.orderId, 'DELIVERED');
+    expectEnvelope(await cancel(admin.bearer, shipped.order.orderId), 409, 'Order cannot be cancelled in status: DELIVERED');
+
+    const refunded = await paidOrder(buyer);
+    await publish(TOPICS.paymentRefunded, paymentRefundedEvent(refunded.event));
+    await waitFor(async () => (await orders().get(`/api/orders/${refunded.order.orderId}`).set('Authorization', buyer.bearer)).body.status === 'REFUNDED', { what: 'REFUNDED' });
+    expectEnvelope(await cancel(buyer.bearer, refunded.order.orderId), 409, 'Order cannot be cancelled in status: REFUNDED');
+    expect((await orders().get(`/api/orders/${shipped.order.orderId}`).set('Authorization', buyer.bearer)).body.status).toBe('DELIVERED');
+  });
+
+  it('tells anyone but the owner or an admin that the order does not exist, and leaves it alone', async () => {
+    const buyer = await registeredUser(stack);
+    const other = await registeredUser(stack);
+    const { order } = await paidOrder(buyer);
+    expectEnvelope(await cancel(other.bearer, order.orderId), 404, `Order not found: ${order.orderId}`);
+    const unknown = randomUUID();
+    expectEnvelope(await cancel(buyer.bearer, unknown), 404, `Order not found: ${unknown}`);
+    expect((await orders().get(`/api/orders/${order.orderId}`).set('Authorization', buyer.bearer)).body.status).toBe('CONFIRMED');
+  });
+
+  it('answers 401 without a token, 400 for a non-UUID id and 405 for another method', async () => {
+    const buyer = await registeredUser(stack);
+    const { order } = await paidOrder(buyer);
+    expectEnvelope(await orders().post(`/api/orders/${order.orderId}/cancel`), 401, 'Authentication is required to access this resource');
+    expectEnvelope(await cancel(buyer.bearer, 'not-a-uuid'), 400);
+    expectEnvelope(await orders().get(`/api/orders/${order.orderId}/cancel`).set('Authorization', buyer.bearer), 405);
+  });
+
+  it('is what an admin moving the order to CANCELLED does too: order-cancelled is published', async () => {
+    const admin = await adminSession(stack);
+    const buyer = await registeredUser(stack);
+    const { order } = await paidOrder(buyer);
+    expect((await move(admin.bearer, order.orderId, 'CANCELLED')).body.status).toBe('CANCELLED');
+    const [announced] = await waitFor(() => (cancelledFor(order.orderId).length > 0 ? cancelledFor(order.orderId) : undefined), { what: 'order-cancelled' });
+    expect(announced).toMatchObject({ type: 'OrderCancelledEvent', orderId: order.orderId, userId: buyer.userId });
+  });
+
+  it('keeps a cancelled order CANCELLED when its refund is reported', async () => {
+    const buyer = await registeredUser(stack);
+    const cancelled = await paidOrder(buyer);
+    expect((await cancel(buyer.bearer, cancelled.order.orderId)).status).toBe(204);
+    await publish(TOPICS.paymentRefunded, paymentRefundedEvent(cancelled.event));
+    const marker = await paidOrder(buyer);
+    await publish(TOPICS.paymentRefunded, paymentRefundedEvent(marker.event));
+    await waitFor(async () => (await orders().get(`/api/orders/${marker.order.orderId}`).set('Authorization', buyer.bearer)).body.status === 'REFUNDED', {
+      what: 'the marker REFUNDED',
+    });
+    expect((await orders().get(`/api/orders/${cancelled.order.orderId}`).set('Authorization', buyer.bearer)).body.status).toBe('CANCELLED');
+  });
+});
+
+describe('GET /api/orders/userId?id=', () => {
+  const ofUser = (bearer: string, id?: string) =>
+    orders()
+      .get('/api/orders/userId')
+      .query(id === undefined ? {} : { id })
+      .set('Authorization', bearer);
+
+  it("gives the user their own orders, newest first, and an admin anyone's", async () => {
+    const buyer = await registeredUser(stack);
+    const admin = await adminSession(stack);
+    const older = await paidOrder(buyer);
+    const newer = await paidOrder(buyer);
+    const mine = await ofUser(buyer.bearer, buyer.userId);
+    expect(mine.status).toBe(200);
+    const expected = [
+      (await orders().get(`/api/orders/${newer.order.orderId}`).set('Authorization', buyer.bearer)).body,
+      (await orders().get(`/api/orders/${older.order.orderId}`).set('Authorization', buyer.bearer)).body,
+    ];
+    expect(mine.body).toEqual(expected);
+    expect((await ofUser(admin.bearer, buyer.userId.toUpperCase())).body).toEqual(expected);
+    expect((await orders().get('/api/orders/me').set('Authorization', buyer.bearer)).body).toEqual(expected);
+    expect((await ofUser(admin.bearer, randomUUID())).body).toEqual([]);
+  });
+
+  it("answers 403 for another user's orders, 400 for a missing or non-UUID id, 401 without a token", async () => {
+    const buyer = await registeredUser(stack);
+    const other = await registeredUser(stack);
+    expectEnvelope(await ofUser(other.bearer, buyer.userId), 403, "Cannot access another user's orders");
+    expectEnvelope(await ofUser(buyer.bearer), 400);
+    expectEnvelope(await ofUser(buyer.bearer, 'me'), 400);
+    expectEnvelope(await orders().get('/api/orders/userId').query({ id: buyer.userId }), 401, 'Authentication is required to access this resource');
+  });
+});
+
+describe('GET /api/orders (admin list)', () => {
+  it('gives every order newest first with X-Total-Count, and pages with limit and offset', async () => {
+    const admin = await adminSession(stack);
+    const buyer = await registeredUser(stack);
+    await paidOrder(buyer);
+    await paidOrder(buyer);
+    const all = await orders().get('/api/orders/').set('Authorization', admin.bearer);
+    expect(all.status).toBe(200);
+    const total = Number(all.headers['x-total-count']);
+    expect(all.body).toHaveLength(total);
+    const created = all.body.map((o: { createdAt: string }) => o.createdAt);
+    expect(created).toEqual([...created].sort().reverse());
+
+    const page = await orders().get('/api/orders').query({ limit: 2, offset: 1 }).set('Authorization', admin.bearer);
+    expect(page.status).toBe(200);
+    expect(page.headers['x-total-count']).toBe(String(total));
+    expect(page.body).toEqual(all.body.slice(1, 3));
+    const rest = await orders().get('/api/orders').query({ offset: 1 }).set('Authorization', admin.bearer);
+    expect(rest.body).toEqual(all.body.slice(1));
+
+    const cancelled = await orders().get('/api/orders').query({ status: 'CANCELLED' }).set('Authorization', admin.bearer);
+    expect(Number(cancelled.headers['x-total-count'])).toBe(cancelled.body.length);
+    expect(cancelled.body.every((o: { status: string }) => o.status === 'CANCELLED')).toBe(true);
+    expectEnvelope(await orders().get('/api/orders').query({ offset: -1 }).set('Authorization', admin.bearer), 400);
   });
 });

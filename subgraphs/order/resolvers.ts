@@ -1,10 +1,10 @@
 /** GraphQL resolvers of the order subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
-import type { Principal } from '../../rest-compat/auth';
-import { parseLimitOffset, parseUuid } from '../../rest-compat/validation';
+import type { Principal } from '../../platform/auth';
+import { parseLimitOffset, parseUuid } from '../../platform/validation';
 import type { OrderStatus } from './entities';
-import type { OrderItemResponse, OrderResponse, OrderService } from './service';
+import { allowedTransitions, type OrderItemResponse, type OrderResponse, type OrderService } from './service';
 
 export interface OrderLoaders {
   /** Orders the caller may read, by orderId (references from other subgraphs). */
@@ -29,10 +29,10 @@ export function orderResolvers(service: OrderService): SubgraphResolvers<OrderLo
   return {
     Money: MoneyScalar,
     Query: {
-      orders: (_: unknown, args: { status?: OrderStatus | null; limit?: number | null; offset?: number | null }, ctx: Ctx) => {
+      orders: async (_: unknown, args: { status?: OrderStatus | null; limit?: number | null; offset?: number | null }, ctx: Ctx) => {
         const principal = requireAuth(ctx);
         const page = parseLimitOffset({ limit: asQueryString(args.limit), offset: asQueryString(args.offset) }, { limit: 50, maxLimit: 200 });
-        return service.listAll(principal, { ...page, status: args.status ?? undefined });
+        return (await service.listAll(principal, { ...page, status: args.status ?? undefined })).orders;
       },
       order: (_: unknown, args: { orderId: string }, ctx: Ctx) => {
         const principal = requireAuth(ctx);
@@ -45,6 +45,10 @@ export function orderResolvers(service: OrderService): SubgraphResolvers<OrderLo
         const principal = requireAuth(ctx);
         return service.updateStatus(principal, parseUuid(args.orderId, 'orderId'), args.status);
       },
+      cancelOrder: (_: unknown, args: { orderId: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        return service.cancel(principal, parseUuid(args.orderId, 'orderId'));
+      },
     },
     Order: {
       __resolveReference: (reference: { orderId: string }, ctx: Ctx) => {
@@ -53,6 +57,7 @@ export function orderResolvers(service: OrderService): SubgraphResolvers<OrderLo
       },
       payment: (order: OrderResponse) => ({ paymentId: order.paymentId }),
       user: (order: OrderResponse) => ({ userId: order.userId }),
+      allowedNextStatuses: (order: OrderResponse) => allowedTransitions(order.status),
     },
     OrderItem: {
       book: (item: OrderItemResponse) => ({ id: item.bookId }),

@@ -1,8 +1,8 @@
 /** REST routes of the order service (CONTRACT §6): parse, authorize, call the service, answer. */
 import { Router } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { authenticate, principalOf, type TokenVerifier } from '../../rest-compat/auth';
-import { parseLimitOffset, parseUuid, validationError } from '../../rest-compat/validation';
+import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
+import { parseLimitOffset, parseUuid, validationError } from '../../platform/validation';
 import { ORDER_STATUSES, type OrderStatus } from './entities';
 import type { OrderService } from './service';
 
@@ -21,8 +21,14 @@ export function orderRoutes(service: OrderService, verifier: TokenVerifier): Rou
   router
     .route('/')
     .get(async (req, res) => {
-      const page = parseLimitOffset(req.query, { limit: 50, maxLimit: 200 });
-      res.json(await service.listAll(principalOf(req), { ...page, status: parseStatus(req.query.status, false) }));
+      const page = parseLimitOffset(req.query, { limit: 200, maxLimit: 200 });
+      const { orders, total } = await service.listAll(principalOf(req), {
+        limit: req.query.limit === undefined ? undefined : page.limit,
+        offset: page.offset,
+        status: parseStatus(req.query.status, false),
+      });
+      res.setHeader('X-Total-Count', String(total));
+      res.json(orders);
     })
     .all(methodNotAllowed);
 
@@ -30,6 +36,13 @@ export function orderRoutes(service: OrderService, verifier: TokenVerifier): Rou
     .route('/me')
     .get(async (req, res) => {
       res.json(await service.listMine(principalOf(req)));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/userId')
+    .get(async (req, res) => {
+      res.json(await service.listOfUser(principalOf(req), parseUuid(req.query.id, 'id')));
     })
     .all(methodNotAllowed);
 
@@ -45,6 +58,14 @@ export function orderRoutes(service: OrderService, verifier: TokenVerifier): Rou
     .put(async (req, res) => {
       const id = parseUuid(req.params.id, 'id');
       res.json(await service.updateStatus(principalOf(req), id, parseStatus(req.query.status, true) as OrderStatus));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/:id/cancel')
+    .post(async (req, res) => {
+      await service.cancel(principalOf(req), parseUuid(req.params.id, 'id'));
+      res.status(204).end();
     })
     .all(methodNotAllowed);
 

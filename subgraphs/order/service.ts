@@ -1,18 +1,21 @@
 /**
  * Orders: created once per successful payment (from `payment-success`), read by their owner or an
- * admin, moved along CONFIRMED → PROCESSING → SHIPPED → DELIVERED (or CANCELLED before SHIPPED) by
- * an admin, and REFUNDED when the payment is refunded.
+ * admin, moved along CONFIRMED → PROCESSING → SHIPPED → DELIVERED by an admin, and cancelled from
+ * CONFIRMED or PROCESSING by the owner or an admin. A cancel, whichever route asks for it, publishes
+ * `order-cancelled` in the same transaction, which has the payment refunded and the stock put back.
+ * A refund reported by the payment (`payment-refunded`) makes an order REFUNDED unless it was
+ * cancelled: a cancelled order stays CANCELLED, its payment shows the refund.
  */
 import { randomUUID } from 'node:crypto';
-import { In, type EntityManager } from 'typeorm';
-import type { Database } from '../../platform/database';
+import { In, Not, type EntityManager } from 'typeorm';
+import { forUpdate, type Database } from '../../platform/database';
 import { fromCents, toCents } from '../../platform/money';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
-import { TOPICS, type OrderCreatedEvent, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
+import { TOPICS, type OrderCancelledEvent, type OrderCreatedEvent, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
-import { assertRole, isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
-import { AppError, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
-import { Order, OrderItem, type OrderStatus } from './entities';
+import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
+import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
+import { ORDER_STATUSES, Order, OrderItem, type OrderStatus } from './entities';
 
 export interface OrderItemResponse {
   bookId: string;
@@ -42,11 +45,21 @@ const NEXT: Record<OrderStatus, readonly OrderStatus[]> = {
   REFUNDED: [],
 };
 
+/** Where the owner or an admin may cancel from: before the parcel leaves. */
+const CANCELLABLE: readonly OrderStatus[] = ORDER_STATUSES.filter((status) => NEXT[status].includes('CANCELLED'));
+
+export interface OrderPage {
+  orders: OrderResponse[];
+  /** Every order matching the filter, whatever the page. */
+  total: number;
+}
+
 export function allowedTransitions(status: OrderStatus): readonly OrderStatus[] {
   return NEXT[status];
 }
 
 const orderNotFound = (id: string) => notFound(`Order not found: ${id}`, 'ORDER_NOT_FOUND');
+const othersOrders = () => forbidden("Cannot access another user's orders");
 
 function toResponse(order: Order, items: OrderItem[]): OrderResponse {
   return {
@@ -73,7 +86,12 @@ export class OrderService {
   private async withItems(orders: Order[]): Promise<OrderResponse[]> {
     if (orders.length === 0) return [];
     const items = await this.db.manager.find(OrderItem, { where: { orderId: In(orders.map((o) => o.id)) } });
-    return orders.map((order) => toResponse(order, items.filter((item) => item.orderId === order.id)));
+    return orders.map((order) =>
+      toResponse(
+        order,
+        items.filter((item) => item.orderId === order.id),
+      ),
+    );
   }
 
   /** Owner or ADMIN; anyone else is told it does not exist. */
@@ -117,22 +135,68 @@ export class OrderService {
     const allowed = userIds.filter((userId) => isSelfOrAdmin(principal, userId));
     const rows = allowed.length === 0 ? [] : await this.db.manager.find(Order, { where: { userId: In(allowed) }, order: { createdAt: 'DESC', id: 'ASC' } });
     const orders = await this.withItems(rows);
-    return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? orders.filter((order) => order.userId === userId) : forbidden()));
+    return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? orders.filter((order) => order.userId === userId) : othersOrders()));
   }
 
   async listMine(principal: Principal): Promise<OrderResponse[]> {
-    return this.withItems(await this.db.manager.find(Order, { where: { userId: principal.userId }, order: { createdAt: 'DESC', id: 'ASC' } }));
+    return this.listOfUser(principal, principal.userId);
   }
 
-  async listAll(principal: Principal, page: { limit: number; offset: number; status?: OrderStatus }): Promise<OrderResponse[]> {
+  /** One user's orders, newest first: the user themself or an ADMIN. */
+  async listOfUser(principal: Principal, userId: string): Promise<OrderResponse[]> {
+    if (!isSelfOrAdmin(principal, userId)) throw othersOrders();
+    return this.withItems(await this.db.manager.find(Order, { where: { userId }, order: { createdAt: 'DESC', id: 'ASC' } }));
+  }
+
+  /** Every order, newest first (ADMIN); without a limit, all of them. */
+  async listAll(principal: Principal, page: { limit?: number; offset: number; status?: OrderStatus }): Promise<OrderPage> {
     assertRole(principal, 'ADMIN');
-    const orders = await this.db.manager.find(Order, {
+    const [orders, total] = await this.db.manager.findAndCount(Order, {
       where: page.status ? { status: page.status } : {},
       order: { createdAt: 'DESC', id: 'ASC' },
-      take: page.limit,
-      skip: page.offset,
+      // MySQL has no OFFSET without LIMIT: an offset alone reads to the end.
+      take: page.limit ?? (page.offset > 0 ? Number.MAX_SAFE_INTEGER : undefined),
+      skip: page.offset > 0 ? page.offset : undefined,
     });
-    return this.withItems(orders);
+    return { orders: await this.withItems(orders), total };
+  }
+
+  /**
+   * Cancels an order of the caller (or any order, for an ADMIN; anyone else is told it does not
+   * exist): CONFIRMED or PROCESSING become CANCELLED and `order-cancelled` is recorded with them.
+   */
+  async cancel(principal: Principal, id: string): Promise<OrderResponse> {
+    const order = await this.db.transaction(async (manager) => {
+      // Locked, so that of two cancels at once the second sees CANCELLED (SQLite transactions already queue).
+      const current = await manager.findOne(Order, { where: { id }, ...forUpdate(this.db) });
+      if (!this.visible(principal, current)) throw orderNotFound(id);
+      if (!CANCELLABLE.includes(current.status)) throw conflict(`Order cannot be cancelled in status: ${current.status}`, 'ORDER_NOT_CANCELLABLE');
+      return this.moveTo(manager, current, 'CANCELLED');
+    });
+    this.onEventsCommitted();
+    return (await this.withItems([order]))[0];
+  }
+
+  /**
+   * Writes `status` if the order is still in the status it was read in, so two concurrent moves
+   * from one state serialise; a move to CANCELLED records `order-cancelled` in the same transaction.
+   */
+  private async moveTo(manager: EntityManager, current: Order, status: OrderStatus): Promise<Order> {
+    const result = await manager.update(Order, { id: current.id, status: current.status }, { status, updatedAt: new Date() });
+    if (result.affected !== 1) throw conflict(`Order ${current.id} changed meanwhile; read it again`, 'INVALID_ORDER_TRANSITION');
+    if (status === 'CANCELLED') {
+      const items = await manager.find(OrderItem, { where: { orderId: current.id } });
+      const cancelled: OrderCancelledEvent = {
+        ...eventEnvelope('OrderCancelledEvent'),
+        orderId: current.id,
+        paymentId: current.paymentId,
+        userId: current.userId,
+        items: toResponse(current, items).items,
+      };
+      await enqueueEvent(manager, TOPICS.orderCancelled, current.id, cancelled);
+      this.logger.info({ orderId: current.id, paymentId: current.paymentId }, 'order cancelled');
+    }
+    return manager.findOneOrFail(Order, { where: { id: current.id } });
   }
 
   async updateStatus(principal: Principal, id: string, status: OrderStatus): Promise<OrderResponse> {
@@ -143,11 +207,9 @@ export class OrderService {
       if (!NEXT[current.status].includes(status)) {
         throw new AppError('INVALID_ORDER_TRANSITION', `Order ${id} cannot move from ${current.status} to ${status}`, 409);
       }
-      // The condition on the old status makes two concurrent moves from one state serialise.
-      const result = await manager.update(Order, { id, status: current.status }, { status, updatedAt: new Date() });
-      if (result.affected !== 1) throw new AppError('INVALID_ORDER_TRANSITION', `Order ${id} changed meanwhile; read it again`, 409);
-      return manager.findOneOrFail(Order, { where: { id } });
+      return this.moveTo(manager, current, status);
     });
+    if (status === 'CANCELLED') this.onEventsCommitted();
     return (await this.withItems([order]))[0];
   }
 
@@ -168,7 +230,14 @@ export class OrderService {
     await manager.insert(Order, order);
     await manager.insert(
       OrderItem,
-      event.items.map((item, position) => ({ orderId: order.id, bookId: item.bookId.toLowerCase(), bookTitle: item.bookTitle, quantity: item.quantity, unitPriceCents: toCents(item.price), position })),
+      event.items.map((item, position) => ({
+        orderId: order.id,
+        bookId: item.bookId.toLowerCase(),
+        bookTitle: item.bookTitle,
+        quantity: item.quantity,
+        unitPriceCents: toCents(item.price),
+        position,
+      })),
     );
     const created: OrderCreatedEvent = {
       ...eventEnvelope('OrderCreatedEvent'),
@@ -183,9 +252,9 @@ export class OrderService {
     this.logger.info({ orderId: order.id, paymentId }, 'order created');
   }
 
-  /** `payment-refunded`: the order, if any, becomes REFUNDED. */
+  /** `payment-refunded`: the order, if any, becomes REFUNDED, unless it was cancelled (the refund is the cancel's). */
   async markRefunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void> {
-    await manager.update(Order, { paymentId: event.paymentId.toLowerCase() }, { status: 'REFUNDED', updatedAt: new Date() });
+    await manager.update(Order, { paymentId: event.paymentId.toLowerCase(), status: Not('CANCELLED') }, { status: 'REFUNDED', updatedAt: new Date() });
   }
 
   eventsCommitted(): void {

@@ -23,7 +23,10 @@ function NoRepeatedBook(): PropertyDecorator {
     validator: {
       validate: (items: unknown) => {
         if (!Array.isArray(items)) return true;
-        const ids = items.map((item) => (typeof item?.bookId === 'string' ? item.bookId.toLowerCase() : item?.bookId));
+        const ids = (items as unknown[]).map((item) => {
+          const id = (item as { bookId?: unknown } | null | undefined)?.bookId;
+          return typeof id === 'string' ? id.toLowerCase() : id;
+        });
         return new Set(ids).size === ids.length;
       },
       defaultMessage: buildMessage(() => 'must not list the same bookId twice'),

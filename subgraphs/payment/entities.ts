@@ -4,7 +4,9 @@
  * with the same checkoutId completes. Provider events are recorded so each is processed once.
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { CartLineColumns } from '../../platform/cart-line';
 import { centsColumn } from '../../platform/money';
+import { TimestampColumn } from '../../platform/database';
 
 export const PAYMENT_STATUSES = ['PAYMENT_PENDING', 'SUCCESS', 'FAILED', 'REFUNDED'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -43,7 +45,7 @@ export class Payment {
   orderId!: string | null;
 
   /** When the provider reported success; `payment-success` re-published by sync-order keeps this time. */
-  @Column({ name: 'paid_at', type: 'datetime', precision: 3, nullable: true })
+  @TimestampColumn('paid_at', { nullable: true })
   paidAt!: Date | null;
 
   @Column({ name: 'failure_reason', type: 'varchar', length: 255, nullable: true })
@@ -59,32 +61,20 @@ export class Payment {
   @Column({ name: 'customer_phone', type: 'varchar', length: 16 })
   customerPhone!: string;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('updated_at')
   updatedAt!: Date;
 }
 
 @Entity({ name: 'payment_items' })
-export class PaymentItem {
+export class PaymentItem extends CartLineColumns {
   @PrimaryColumn({ name: 'payment_id', type: 'varchar', length: 36 })
   paymentId!: string;
 
   @PrimaryColumn({ type: 'int' })
   position!: number;
-
-  @Column({ name: 'book_id', type: 'varchar', length: 36 })
-  bookId!: string;
-
-  @Column({ name: 'book_title', type: 'varchar', length: 255 })
-  bookTitle!: string;
-
-  @Column({ type: 'int' })
-  quantity!: number;
-
-  @Column({ name: 'unit_price', type: 'decimal', precision: 12, scale: 2, transformer: centsColumn })
-  unitPriceCents!: number;
 }
 
 @Entity({ name: 'provider_events' })
@@ -102,6 +92,6 @@ export class ProviderEvent {
   @Column({ type: 'varchar', length: 20 })
   outcome!: string;
 
-  @Column({ name: 'received_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('received_at')
   receivedAt!: Date;
 }

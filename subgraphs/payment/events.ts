@@ -1,6 +1,7 @@
 /**
  * What the payment service publishes (payment-created, -success, -failed, -refunded, all through
- * the outbox) and consumes (order-created, which fills in the payment's orderId).
+ * the outbox) and consumes (order-created, which fills in the payment's orderId; order-cancelled,
+ * which refunds the payment).
  */
 import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
@@ -8,6 +9,7 @@ import type { EventBus, Subscription } from '../../platform/events/bus';
 import { consume } from '../../platform/events/consumer';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
 import {
+  OrderCancelledEvent,
   OrderCreatedEvent,
   TOPICS,
   type EventItem,
@@ -19,8 +21,14 @@ import {
 import type { Logger } from '../../platform/logger';
 import { fromCents } from '../../platform/money';
 import { Payment, type PaymentItem } from './entities';
+import type { RefundOnCancel } from './refunds';
 
 export const PAYMENT_CONSUMER_GROUP = 'payment-service';
+
+/** What every event about one checkout's payment carries (`CheckoutPaymentEvent`), from its row. */
+function checkoutPaymentFields(payment: Payment) {
+  return { paymentId: payment.id, checkoutId: payment.checkoutId, userId: payment.userId, amount: fromCents(payment.amountCents) };
+}
 
 function eventItems(items: PaymentItem[]): EventItem[] {
   return items.map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) }));
@@ -29,10 +37,7 @@ function eventItems(items: PaymentItem[]): EventItem[] {
 export async function publishPaymentCreated(manager: EntityManager, payment: Payment, items: PaymentItem[]): Promise<void> {
   const event: PaymentCreatedEvent = {
     ...eventEnvelope('PaymentCreatedEvent', payment.createdAt),
-    paymentId: payment.id,
-    checkoutId: payment.checkoutId,
-    userId: payment.userId,
-    amount: fromCents(payment.amountCents),
+    ...checkoutPaymentFields(payment),
     items: eventItems(items),
   };
   await enqueueEvent(manager, TOPICS.paymentCreated, payment.id, event);
@@ -41,11 +46,8 @@ export async function publishPaymentCreated(manager: EntityManager, payment: Pay
 export async function publishPaymentSuccess(manager: EntityManager, payment: Payment, items: PaymentItem[], occurredAt: Date): Promise<void> {
   const event: PaymentSuccessEvent = {
     ...eventEnvelope('PaymentSuccessEvent', occurredAt),
-    paymentId: payment.id,
-    checkoutId: payment.checkoutId,
-    userId: payment.userId,
+    ...checkoutPaymentFields(payment),
     transactionId: payment.paymentIntentId ?? '',
-    amount: fromCents(payment.amountCents),
     items: eventItems(items),
     email: payment.customerEmail,
     firstName: payment.customerFirstName,
@@ -57,11 +59,8 @@ export async function publishPaymentSuccess(manager: EntityManager, payment: Pay
 export async function publishPaymentFailed(manager: EntityManager, payment: Payment, reason: string, occurredAt: Date): Promise<void> {
   const event: PaymentFailedEvent = {
     ...eventEnvelope('PaymentFailedEvent', occurredAt),
-    paymentId: payment.id,
-    checkoutId: payment.checkoutId,
-    userId: payment.userId,
+    ...checkoutPaymentFields(payment),
     transactionId: payment.paymentIntentId ?? '',
-    amount: fromCents(payment.amountCents),
     reason,
   };
   await enqueueEvent(manager, TOPICS.paymentFailed, payment.id, event);
@@ -78,19 +77,25 @@ export async function publishPaymentRefunded(manager: EntityManager, payment: Pa
   await enqueueEvent(manager, TOPICS.paymentRefunded, payment.id, event);
 }
 
-/** `order-created` tells the payment which order it produced. */
-export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logger): Promise<Subscription[]> {
+/** `order-created` tells the payment which order it produced; `order-cancelled` refunds it. */
+export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logger, refunds: RefundOnCancel): Promise<Subscription[]> {
+  const common = { bus, db, logger, groupId: PAYMENT_CONSUMER_GROUP };
   return Promise.all([
     consume({
-      bus,
-      db,
-      logger,
-      groupId: PAYMENT_CONSUMER_GROUP,
+      ...common,
       topic: TOPICS.orderCreated,
       schema: OrderCreatedEvent,
       apply: async (event, manager) => {
         await manager.update(Payment, { id: event.paymentId.toLowerCase() }, { orderId: event.orderId.toLowerCase(), updatedAt: new Date() });
       },
+    }),
+    consume({
+      ...common,
+      topic: TOPICS.orderCancelled,
+      schema: OrderCancelledEvent,
+      // The provider call happens outside the transaction; what is left is to record the event as handled.
+      prepare: (event) => refunds.refund(event),
+      apply: async () => undefined,
     }),
   ]);
 }

@@ -4,7 +4,7 @@ import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
 import { TOPICS } from '../../platform/events/topics';
 import { checkout, createBook, paymentWhen, type CatalogueBook } from '../../test/commerce';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, WEBHOOK_SECRET, type Stack } from '../../test/harness';
-import { signatureHeader } from './simulator/simulator';
+import { signatureHeader } from '../../simulators/stripe/simulator';
 
 let stack: Stack;
 let observer: Subscription;
@@ -30,6 +30,11 @@ afterAll(async () => {
 
 const payments = () => request(stack.urls.payment);
 const sim = () => stack.stripe!;
+/** The simulator's PaymentIntents made for one checkout. */
+const intentsOf = (checkoutId: string) =>
+  sim()
+    .intents()
+    .filter((i) => i.metadata.checkoutId === checkoutId);
 const eventsOf = (topic: string, paymentId: string) => published.filter((m) => m.topic === topic && JSON.parse(m.value).paymentId === paymentId);
 
 describe('the purchase flow', () => {
@@ -53,7 +58,9 @@ describe('the purchase flow', () => {
         { bookId: bookmark.id, bookTitle: 'Bookmark', quantity: 1, price: 0.1 },
       ],
     });
-    const intent = sim().intents().find((i) => i.id === res.body.paymentIntentId)!;
+    const intent = sim()
+      .intents()
+      .find((i) => i.id === res.body.paymentIntentId)!;
     expect(intent.amount).toBe(6007);
     expect(intent.currency).toBe('usd');
     expect(intent.metadata).toEqual({ checkoutId: res.body.checkoutId, paymentId: res.body.paymentId, userId: buyer.userId });
@@ -82,10 +89,10 @@ describe('the purchase flow', () => {
   it('follows the transition table: failure, then success, gives one order; a refund refunds both', async () => {
     const buyer = await registeredUser(stack);
     const { body: payment } = await checkout(stack, buyer.bearer, [{ bookId: novel.id, quantity: 1 }]);
-    await sim().fail(payment.paymentIntentId, 'card_declined');
+    const failure = await sim().fail(payment.paymentIntentId, 'card_declined');
     await paymentWhen(stack, buyer.bearer, payment.paymentId, (p) => p.status === 'FAILED', 'FAILED');
     const success = await sim().confirm(payment.paymentIntentId);
-    await paymentWhen(stack, buyer.bearer, payment.paymentId, (p) => p.status === 'SUCCESS' && p.orderId !== null, 'SUCCESS after FAILED');
+    const paid = await paymentWhen(stack, buyer.bearer, payment.paymentId, (p) => p.status === 'SUCCESS' && p.orderId !== null, 'SUCCESS after FAILED');
     // The same success delivered twice more changes nothing.
     await sim().resend(success.event.event.id);
     await sim().resend(success.event.event.id);
@@ -94,13 +101,28 @@ describe('the purchase flow', () => {
     expect(eventsOf(TOPICS.paymentSuccess, payment.paymentId)).toHaveLength(1);
     expect((await request(stack.urls.order).get('/api/orders/me').set('Authorization', buyer.bearer)).body).toHaveLength(1);
 
+    // A failure after success is not in the table: it is acknowledged and changes nothing. The
+    // simulator refuses to fail a succeeded PaymentIntent, so a new failure event is signed here.
+    const lateFailure = JSON.stringify({ ...failure.event.event, id: `evt_${randomUUID()}`, created: Math.floor(Date.now() / 1000) });
+    const acknowledged = await payments()
+      .post('/api/payments/webhook')
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', signatureHeader(lateFailure, WEBHOOK_SECRET))
+      .send(lateFailure);
+    expect(acknowledged.status).toBe(200);
+    expect(acknowledged.text).toBe('Webhook received');
+    expect((await payments().get(`/api/payments/${payment.paymentId}`).set('Authorization', buyer.bearer)).body).toEqual(paid);
+
     await sim().refund(payment.paymentIntentId);
     await paymentWhen(stack, buyer.bearer, payment.paymentId, (p) => p.status === 'REFUNDED', 'REFUNDED');
     await waitFor(async () => (await request(stack.urls.order).get(`/api/orders/payment/${payment.paymentId}`).set('Authorization', buyer.bearer)).body.status === 'REFUNDED', {
       what: 'the order REFUNDED',
     });
-    // A failure after success is not in the table: nothing changes.
     expect((await payments().get(`/api/payments/${payment.paymentId}`).set('Authorization', buyer.bearer)).body.status).toBe('REFUNDED');
+    // The outbox publishes in commit order: once the refund is out, a payment-failed of the late failure would be too.
+    await waitFor(() => eventsOf(TOPICS.paymentRefunded, payment.paymentId).length === 1, { what: 'payment-refunded' });
+    expect(eventsOf(TOPICS.paymentFailed, payment.paymentId)).toHaveLength(1);
+    expect(eventsOf(TOPICS.paymentSuccess, payment.paymentId)).toHaveLength(1);
   });
 });
 
@@ -113,7 +135,7 @@ describe('checkout idempotency', () => {
     const again = await checkout(stack, buyer.bearer, items, checkoutId);
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    expect(sim().intents().filter((i) => i.metadata.checkoutId === checkoutId)).toHaveLength(1);
+    expect(intentsOf(checkoutId)).toHaveLength(1);
   });
 
   it('creates one payment and one PaymentIntent from 50 concurrent identical checkouts', async () => {
@@ -122,12 +144,12 @@ describe('checkout idempotency', () => {
     const results = await Promise.all(Array.from({ length: 50 }, () => checkout(stack, buyer.bearer, [{ bookId: bookmark.id, quantity: 5 }], checkoutId)));
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
     expect(new Set(results.map((r) => r.body.paymentId)).size).toBe(1);
-    expect(sim().intents().filter((i) => i.metadata.checkoutId === checkoutId)).toHaveLength(1);
+    expect(intentsOf(checkoutId)).toHaveLength(1);
     expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toHaveLength(1);
     await waitFor(() => eventsOf(TOPICS.paymentCreated, results[0].body.paymentId).length === 1, { what: 'payment-created' });
   });
 
-  it('answers 409 for another user\'s checkoutId and for a different cart under the same checkoutId', async () => {
+  it("answers 409 for another user's checkoutId and for a different cart under the same checkoutId", async () => {
     const buyer = await registeredUser(stack);
     const thief = await registeredUser(stack);
     const checkoutId = randomUUID();
@@ -149,7 +171,17 @@ describe('checkout errors', () => {
     ['missing bookId', { checkoutId: randomUUID(), items: [{ quantity: 1 }] }, 'items[0].bookId: must not be null'],
     ['quantity 0', { checkoutId: randomUUID(), items: [{ bookId: randomUUID(), quantity: 0 }] }, 'items[0].quantity: must not be less than 1'],
     ['quantity 2001', { checkoutId: randomUUID(), items: [{ bookId: randomUUID(), quantity: 2001 }] }, 'items[0].quantity: must not be greater than 2000'],
-    ['a duplicate bookId', { checkoutId: randomUUID(), items: [{ bookId: 'a6b7c8d9-0000-4000-8000-000000000001', quantity: 1 }, { bookId: 'A6B7C8D9-0000-4000-8000-000000000001', quantity: 2 }] }, 'items: must not list the same bookId twice'],
+    [
+      'a duplicate bookId',
+      {
+        checkoutId: randomUUID(),
+        items: [
+          { bookId: 'a6b7c8d9-0000-4000-8000-000000000001', quantity: 1 },
+          { bookId: 'A6B7C8D9-0000-4000-8000-000000000001', quantity: 2 },
+        ],
+      },
+      'items: must not list the same bookId twice',
+    ],
     ['a missing checkoutId', { items: [{ bookId: randomUUID(), quantity: 1 }] }, 'checkoutId: must not be null'],
   ])('answers 400 for %s', async (_name, body, line) => {
     const res = await payments().post('/api/payments/checkout').set('Authorization', bearer).send(body);
@@ -160,7 +192,10 @@ describe('checkout errors', () => {
   it('answers 404 for an unknown book, saving nothing', async () => {
     const buyer = await registeredUser(stack);
     const unknown = randomUUID();
-    const res = await checkout(stack, buyer.bearer, [{ bookId: novel.id, quantity: 1 }, { bookId: unknown, quantity: 1 }]);
+    const res = await checkout(stack, buyer.bearer, [
+      { bookId: novel.id, quantity: 1 },
+      { bookId: unknown, quantity: 1 },
+    ]);
     expectEnvelope(res, 404, `Book not found: ${unknown}`);
     expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toEqual([]);
   });
@@ -181,7 +216,7 @@ describe('checkout errors', () => {
     expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toEqual([]);
     const retry = await checkout(stack, buyer.bearer, [{ bookId: novel.id, quantity: 1 }], checkoutId);
     expect(retry.status).toBe(200);
-    expect(sim().intents().filter((i) => i.metadata.checkoutId === checkoutId)).toHaveLength(1);
+    expect(intentsOf(checkoutId)).toHaveLength(1);
     expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toHaveLength(1);
   });
 
@@ -199,7 +234,7 @@ describe('checkout errors', () => {
 });
 
 describe('reading payments and sync-order', () => {
-  it('treats another user\'s payment as not found', async () => {
+  it("treats another user's payment as not found", async () => {
     const owner = await registeredUser(stack);
     const other = await registeredUser(stack);
     const { body: payment } = await checkout(stack, owner.bearer, [{ bookId: novel.id, quantity: 1 }]);
@@ -225,7 +260,13 @@ describe('reading payments and sync-order', () => {
 });
 
 describe('POST /api/payments/webhook', () => {
-  const payload = JSON.stringify({ id: `evt_${randomUUID()}`, object: 'event', type: 'payment_intent.succeeded', created: Math.floor(Date.now() / 1000), data: { object: { object: 'payment_intent', id: 'pi_unknown' } } });
+  const payload = JSON.stringify({
+    id: `evt_${randomUUID()}`,
+    object: 'event',
+    type: 'payment_intent.succeeded',
+    created: Math.floor(Date.now() / 1000),
+    data: { object: { object: 'payment_intent', id: 'pi_unknown' } },
+  });
   const send = (body: string, signature?: string) => {
     const req = payments().post('/api/payments/webhook').set('Content-Type', 'application/json');
     return (signature ? req.set('Stripe-Signature', signature) : req).send(body);

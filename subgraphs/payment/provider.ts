@@ -4,7 +4,7 @@
  */
 import Stripe from 'stripe';
 import { ConfigError, type Config } from '../../platform/config';
-import { AppError } from '../../rest-compat/errors';
+import { AppError } from '../../platform/errors';
 
 export { Stripe };
 
@@ -15,6 +15,11 @@ export interface CreatedIntent {
 
 export interface PaymentProvider {
   createIntent(request: { amountCents: number; currency: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<CreatedIntent>;
+  /**
+   * Refunds a PaymentIntent in full; resolves with the refund's id, or with `undefined` when the
+   * provider says the charge was already refunded. Any other failure is a 502 AppError.
+   */
+  refundInFull(request: { paymentIntentId: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<string | undefined>;
   /** The verified event, or a 400 AppError "Invalid webhook signature". */
   verifyWebhook(rawBody: Buffer, signature: string | undefined): Stripe.Event;
 }
@@ -32,6 +37,15 @@ export function stripeClient(settings: Config['stripe']): Stripe {
   });
 }
 
+/**
+ * A provider failure as the client sees it (CONTRACT §1.2): 502 with a fixed message. The provider's
+ * own text may name accounts, keys or internals, so it travels only as the error's cause, which the
+ * error handler logs.
+ */
+export function providerFailed(error: unknown): AppError {
+  return Object.assign(new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 502), { cause: error });
+}
+
 export function stripeProvider(settings: Config['stripe']): PaymentProvider {
   const stripe = stripeClient(settings);
   const webhookSecret = settings.webhookSecret;
@@ -39,14 +53,20 @@ export function stripeProvider(settings: Config['stripe']): PaymentProvider {
   return {
     async createIntent({ amountCents, currency, metadata, idempotencyKey }) {
       try {
-        const intent = await stripe.paymentIntents.create(
-          { amount: amountCents, currency, metadata, automatic_payment_methods: { enabled: true } },
-          { idempotencyKey },
-        );
+        const intent = await stripe.paymentIntents.create({ amount: amountCents, currency, metadata, automatic_payment_methods: { enabled: true } }, { idempotencyKey });
         if (!intent.client_secret) throw new Error('PaymentIntent without client_secret');
         return { id: intent.id, clientSecret: intent.client_secret };
       } catch (error) {
-        throw new AppError('PAYMENT_PROVIDER_ERROR', `The payment provider failed: ${error instanceof Error ? error.message : String(error)}`, 502);
+        throw providerFailed(error);
+      }
+    },
+    async refundInFull({ paymentIntentId, metadata, idempotencyKey }) {
+      try {
+        const refund = await stripe.refunds.create({ payment_intent: paymentIntentId, reason: 'requested_by_customer', metadata }, { idempotencyKey });
+        return refund.id;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'charge_already_refunded') return undefined;
+        throw providerFailed(error);
       }
     },
     verifyWebhook(rawBody, signature) {

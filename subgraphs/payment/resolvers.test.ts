@@ -17,7 +17,8 @@ afterAll(async () => {
 const payments = () => (stack.services.payment as unknown as { payments: PaymentService }).payments;
 const gql = (query: string, bearer?: string, variables?: Record<string, unknown>) => graphql(stack.urls.payment, query, { bearer, variables });
 
-const PAYMENT_FIELDS = 'paymentId checkoutId userId orderId order { orderId } user { userId } amount currency status paymentIntentId items { bookId book { id } bookTitle quantity price } createdAt';
+const PAYMENT_FIELDS =
+  'paymentId checkoutId userId orderId order { orderId } user { userId } amount currency status paymentIntentId items { bookId book { id } bookTitle quantity price } createdAt';
 
 describe('the payment subgraph', () => {
   it('shows a paid payment to its owner with the same values REST shows, money as a decimal string', async () => {
@@ -59,21 +60,36 @@ describe('the payment subgraph', () => {
 
     const query = 'query ($id: ID!) { payment(paymentId: $id) { paymentId } }';
     const denied = await gql(query, other.bearer, { id: paymentId });
-    expect(denied.body).toEqual({ data: { payment: null }, errors: [expect.objectContaining({ message: rest.body.message, extensions: { code: 'NOT_FOUND', reason: 'PAYMENT_NOT_FOUND' } })] });
+    expect(denied.body).toEqual({
+      data: { payment: null },
+      errors: [expect.objectContaining({ message: rest.body.message, extensions: { code: 'NOT_FOUND', reason: 'PAYMENT_NOT_FOUND' } })],
+    });
     expect(errorCodes((await gql(query, undefined, { id: paymentId })).body)).toEqual(['UNAUTHENTICATED']);
     expect((await gql(query, admin.bearer, { id: paymentId })).body).toEqual({ data: { payment: { paymentId } } });
   });
 
-  it('resolves Payment references through one batched read, each with its owner\'s rule', async () => {
+  it("resolves Payment references through one batched read, each with its owner's rule", async () => {
     const [a, b] = [await registeredUser(stack), await registeredUser(stack)];
     const [pa, pb] = [await paidPurchase(stack, a.bearer, admin.bearer), await paidPurchase(stack, b.bearer, admin.bearer)];
     const query = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on Payment { paymentId amount } } }';
-    const both = { r: [{ __typename: 'Payment', paymentId: pb.paymentId }, { __typename: 'Payment', paymentId: pa.paymentId }] };
+    const both = {
+      r: [
+        { __typename: 'Payment', paymentId: pb.paymentId },
+        { __typename: 'Payment', paymentId: pa.paymentId },
+      ],
+    };
 
     const batch = jest.spyOn(payments(), 'paymentsFor');
     try {
       const asAdmin = await gql(query, admin.bearer, both);
-      expect(asAdmin.body).toEqual({ data: { _entities: [{ paymentId: pb.paymentId, amount: '60.08' }, { paymentId: pa.paymentId, amount: '60.08' }] } });
+      expect(asAdmin.body).toEqual({
+        data: {
+          _entities: [
+            { paymentId: pb.paymentId, amount: '60.08' },
+            { paymentId: pa.paymentId, amount: '60.08' },
+          ],
+        },
+      });
       expect(batch).toHaveBeenCalledTimes(1);
       expect(batch.mock.calls[0][1]).toEqual([pb.paymentId, pa.paymentId]);
     } finally {
@@ -89,7 +105,12 @@ describe('the payment subgraph', () => {
     const [a, b] = [await registeredUser(stack), await registeredUser(stack)];
     const [pa, pb] = [await paidPurchase(stack, a.bearer, admin.bearer), await paidPurchase(stack, b.bearer, admin.bearer)];
     const query = 'query ($r: [_Any!]!) { _entities(representations: $r) { ... on User { userId payments { paymentId status } } } }';
-    const both = { r: [{ __typename: 'User', userId: a.userId }, { __typename: 'User', userId: b.userId }] };
+    const both = {
+      r: [
+        { __typename: 'User', userId: a.userId },
+        { __typename: 'User', userId: b.userId },
+      ],
+    };
 
     const batch = jest.spyOn(payments(), 'paymentsOfUsers');
     try {

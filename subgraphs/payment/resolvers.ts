@@ -1,8 +1,8 @@
 /** GraphQL resolvers of the payment subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
-import type { Principal } from '../../rest-compat/auth';
-import { parseUuid } from '../../rest-compat/validation';
+import type { Principal } from '../../platform/auth';
+import { parseUuid } from '../../platform/validation';
 import type { PaymentItemResponse } from './dto';
 import type { PaymentService, PaymentView } from './service';
 

@@ -1,8 +1,8 @@
 /** REST routes of the payment service (interface §4.4): parse, authorize, call the service, answer. */
 import express, { Router, type Express } from 'express';
 import { BODY_LIMIT, methodNotAllowed } from '../../rest-compat/app';
-import { authenticate, principalOf, type TokenVerifier } from '../../rest-compat/auth';
-import { parseUuid, validateBody } from '../../rest-compat/validation';
+import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
+import { parseUuid, validateBody } from '../../platform/validation';
 import { CreateCheckoutRequest } from './dto';
 import type { PaymentService } from './service';
 import type { WebhookHandler } from './webhook';
@@ -28,7 +28,7 @@ export function paymentRoutes(service: PaymentService, verifier: TokenVerifier):
     .route('/checkout')
     .post(async (req, res) => {
       const request = await validateBody(CreateCheckoutRequest, req.body);
-      res.json(await service.checkout(principalOf(req), req.headers.authorization, request));
+      res.json(await service.checkout(principalOf(req), request));
     })
     .all(methodNotAllowed);
 

@@ -8,8 +8,8 @@ import type { Database } from '../../platform/database';
 import { isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
 import { centsText, fromCents } from '../../platform/money';
-import { isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
-import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../rest-compat/errors';
+import { isSelfOrAdmin, type Principal } from '../../platform/auth';
+import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../platform/errors';
 import type { CheckoutDirectory } from './clients';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
 import { Payment, PaymentItem } from './entities';
@@ -75,24 +75,35 @@ export class PaymentService {
     private readonly onEventsCommitted: () => void,
   ) {}
 
-  async checkout(principal: Principal, authorization: string | undefined, request: CreateCheckoutRequest): Promise<PaymentResponse> {
+  async checkout(principal: Principal, request: CreateCheckoutRequest): Promise<PaymentResponse> {
     const checkoutId = request.checkoutId.toLowerCase();
     const items = request.items.map((item) => ({ bookId: item.bookId.toLowerCase(), quantity: item.quantity }));
     const fingerprint = cartFingerprint(items);
 
     let payment = await this.existingCheckout(principal, checkoutId, fingerprint);
     if (!payment) {
-      const [books, buyer] = await Promise.all([
-        this.directory.books(items.map((item) => item.bookId), authorization),
-        this.directory.buyer(principal.userId, authorization),
-      ]);
+      const [books, buyer] = await Promise.all([this.directory.books(items.map((item) => item.bookId)), this.directory.buyer(principal.userId)]);
       const byId = new Map(books.map((book) => [book.id.toLowerCase(), book]));
-      const missing = items.find((item) => !byId.has(item.bookId));
-      if (missing) throw notFound(`Book not found: ${missing.bookId}`, 'BOOK_NOT_FOUND');
+      const bookOf = (bookId: string) => {
+        const book = byId.get(bookId);
+        if (!book) throw notFound(`Book not found: ${bookId}`, 'BOOK_NOT_FOUND');
+        return book;
+      };
+      for (const item of items) bookOf(item.bookId);
+      // A book whose stock is tracked cannot be bought beyond it (null stock: not tracked). The
+      // book service's decrement on order-created stays the authority when two checkouts race.
+      const short = items.find((item) => {
+        const stock = bookOf(item.bookId).stock;
+        return stock !== null && item.quantity > stock;
+      });
+      if (short) {
+        const book = bookOf(short.bookId);
+        throw conflict(`Not enough stock for ${book.title}: ${book.stock} left`, 'NOT_ENOUGH_STOCK');
+      }
 
       const now = new Date();
       const lines = items.map((item, position) => {
-        const book = byId.get(item.bookId)!;
+        const book = bookOf(item.bookId);
         return Object.assign(new PaymentItem(), { position, bookId: item.bookId, bookTitle: book.title, quantity: item.quantity, unitPriceCents: book.priceCents });
       });
       const amountCents = lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0);
@@ -119,7 +130,10 @@ export class PaymentService {
       try {
         await this.db.transaction(async (manager) => {
           await manager.insert(Payment, reservation);
-          await manager.insert(PaymentItem, lines.map((line) => ({ ...line, paymentId: reservation.id })));
+          await manager.insert(
+            PaymentItem,
+            lines.map((line) => ({ ...line, paymentId: reservation.id })),
+          );
         });
         payment = reservation;
       } catch (error) {
@@ -209,7 +223,10 @@ export class PaymentService {
    */
   async paymentsFor(principal: Principal, ids: readonly string[]): Promise<(PaymentView | AppError)[]> {
     const rows = ids.length === 0 ? [] : await this.db.manager.find(Payment, { where: { id: In([...ids]), paymentIntentId: Not(IsNull()) } });
-    const views = await this.withItems(rows.filter((payment) => isSelfOrAdmin(principal, payment.userId)), toPaymentView);
+    const views = await this.withItems(
+      rows.filter((payment) => isSelfOrAdmin(principal, payment.userId)),
+      toPaymentView,
+    );
     const byId = new Map(views.map((view) => [view.paymentId, view]));
     return ids.map((id) => byId.get(id) ?? paymentNotFound(id));
   }
@@ -221,9 +238,7 @@ export class PaymentService {
   async paymentsOfUsers(principal: Principal, userIds: readonly string[]): Promise<(PaymentView[] | AppError)[]> {
     const allowed = userIds.filter((userId) => isSelfOrAdmin(principal, userId));
     const rows =
-      allowed.length === 0
-        ? []
-        : await this.db.manager.find(Payment, { where: { userId: In(allowed), paymentIntentId: Not(IsNull()) }, order: { createdAt: 'DESC', id: 'ASC' } });
+      allowed.length === 0 ? [] : await this.db.manager.find(Payment, { where: { userId: In(allowed), paymentIntentId: Not(IsNull()) }, order: { createdAt: 'DESC', id: 'ASC' } });
     const views = await this.withItems(rows, toPaymentView);
     return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? views.filter((view) => view.userId === userId) : forbidden()));
   }
@@ -232,7 +247,12 @@ export class PaymentService {
   private async withItems<T>(payments: Payment[], map: (payment: Payment, items: PaymentItem[]) => T): Promise<T[]> {
     if (payments.length === 0) return [];
     const items = await this.db.manager.find(PaymentItem, { where: { paymentId: In(payments.map((p) => p.id)) } });
-    return payments.map((payment) => map(payment, items.filter((item) => item.paymentId === payment.id)));
+    return payments.map((payment) =>
+      map(
+        payment,
+        items.filter((item) => item.paymentId === payment.id),
+      ),
+    );
   }
 
   /** Re-publishes `payment-success` for a SUCCESS payment whose order went missing. */

@@ -5,7 +5,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
+import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
 import { Payment, PaymentItem, ProviderEvent, type PaymentStatus } from './entities';
 import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
@@ -22,7 +22,7 @@ interface Transition {
 const firstText = (...values: unknown[]): string | undefined => values.find((value): value is string => typeof value === 'string' && value !== '');
 
 function failureReason(event: Stripe.Event): string {
-  if (event.type === 'payment_intent.canceled') return firstText((event.data.object as Stripe.PaymentIntent).cancellation_reason) ?? 'canceled';
+  if (event.type === 'payment_intent.canceled') return firstText(event.data.object.cancellation_reason) ?? 'canceled';
   const error = (event.data.object as Stripe.PaymentIntent).last_payment_error;
   return firstText(error?.code, error?.decline_code, error?.message) ?? 'payment_failed';
 }
@@ -90,7 +90,7 @@ function isProviderEvent(value: unknown): value is Stripe.Event {
 /** A refund counts only when it is full. */
 function isFullRefund(event: Stripe.Event): boolean {
   const charge = event.data.object as Stripe.Charge;
-  return charge.refunded === true || charge.amount_refunded >= charge.amount;
+  return charge.refunded || charge.amount_refunded >= charge.amount;
 }
 
 export class WebhookHandler {
@@ -124,8 +124,7 @@ export class WebhookHandler {
     const at = new Date(event.created * 1000);
     const intent = intentId(event);
     // Locked, so two events about one payment apply one after the other (SQLite transactions already queue).
-    const lock = this.db.kind === 'mysql' ? { lock: { mode: 'pessimistic_write' as const } } : {};
-    const payment = intent ? await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...lock }) : null;
+    const payment = intent ? await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...forUpdate(this.db) }) : null;
     const transition = TRANSITIONS[event.type];
     let outcome: Outcome = 'IGNORED';
     if (intent && !payment && transition) {

@@ -1,5 +1,6 @@
 /** The user service's table: one profile per account, keyed by the auth service's userId. */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TimestampColumn } from '../../platform/database';
 
 @Entity({ name: 'user_profiles' })
 export class UserProfile {
@@ -24,9 +25,9 @@ export class UserProfile {
   @Column({ type: 'varchar', length: 255 })
   address!: string;
 
-  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('created_at')
   createdAt!: Date;
 
-  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  @TimestampColumn('updated_at')
   updatedAt!: Date;
 }

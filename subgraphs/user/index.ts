@@ -6,9 +6,9 @@ import type { EventBus } from '../../platform/events/bus';
 import { OutboxEvent, OutboxRelay } from '../../platform/events/outbox';
 import { ProcessedEvent } from '../../platform/events/consumer';
 import type { Logger } from '../../platform/logger';
-import { assembleService, type BookstoreService } from '../../platform/service';
+import { assembleService, type BookstoreService } from '../../rest-compat/service';
 import { EventTables1732000000000 } from '../../platform/migrations/1732000000000-EventTables';
-import { jwksVerifierFor, type TokenVerifier } from '../../rest-compat/auth';
+import { jwksVerifierFor, type TokenVerifier } from '../../platform/auth';
 import { UserProfile } from './entities';
 import { CreateUserProfiles1732000000100 } from './migrations/1732000000100-CreateUserProfiles';
 import { userLoaders, userResolvers } from './resolvers';
@@ -34,13 +34,13 @@ export async function createUserService(deps: UserServiceDeps): Promise<Bookstor
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const service = new UserService(db, () => relay.wake());
-  const verifier = deps.verifier ?? jwksVerifierFor(config);
+  const verifier = deps.verifier ?? jwksVerifierFor(config, { bus, logger, service: 'user' });
   const runtime = await assembleService({
     name: 'user',
     description: 'User profiles',
     db,
     logger,
-    health: { db: () => db.ping(), bus: () => bus.health() },
+    bus,
     basePath: '/api/user',
     routes: userRoutes(service, verifier, config.internalApiKey),
     subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: userResolvers(service), loaders: userLoaders(service), verifier },

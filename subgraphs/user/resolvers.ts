@@ -1,10 +1,10 @@
 /** GraphQL resolvers of the user subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
 import { batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
-import type { Principal } from '../../rest-compat/auth';
-import { parseUuid, validateBody } from '../../rest-compat/validation';
-import { UserRequestDto, type UserResponseDto } from './dto';
-import { parseKeyword } from './routes';
+import type { Principal } from '../../platform/auth';
+import { parseUuid, validateBody } from '../../platform/validation';
+import type { UserResponseDto } from '../../platform/contracts/profiles';
+import { parseKeyword, UserRequestDto } from './dto';
 import type { UserService } from './service';
 
 export interface UserLoaders {

@@ -1,20 +1,11 @@
 /** REST routes of the user service (interface §4.2): parse, authorize, call the service, answer. */
 import { Router } from 'express';
-import { authenticate, principalOf, requireInternalKey, type TokenVerifier } from '../../rest-compat/auth';
+import { authenticate, principalOf, requireInternalKey, type TokenVerifier } from '../../platform/auth';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { parseUuid, requireQueryString, validateBody, validationError } from '../../rest-compat/validation';
-import { CreateUserProfileRequest, UserRequestDto } from './dto';
+import { parseUuid, validateBody } from '../../platform/validation';
+import { CreateUserProfileRequest } from '../../platform/contracts/profiles';
+import { parseKeyword, UserRequestDto } from './dto';
 import type { UserService } from './service';
-
-/** The longest field a search looks in (email, 100 characters): a longer keyword matches nothing. */
-export const MAX_KEYWORD_LENGTH = 100;
-
-/** `keyword` of a profile search: not blank, and short enough to be a LIKE pattern every database takes. GraphQL's `searchUsers` uses it too. */
-export function parseKeyword(value: unknown): string {
-  const keyword = requireQueryString(value, 'keyword');
-  if (keyword.length > MAX_KEYWORD_LENGTH) throw validationError(`keyword: must be shorter than or equal to ${MAX_KEYWORD_LENGTH} characters`);
-  return keyword;
-}
 
 export function userRoutes(service: UserService, verifier: TokenVerifier, internalApiKey: string): Router {
   const router = Router();

@@ -6,9 +6,10 @@ import type { Database } from '../../platform/database';
 import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
 import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
-import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../rest-compat/auth';
-import { type AppError, badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../rest-compat/errors';
-import type { CreateUserProfileRequest, ProfileFieldsDto, UserRequestDto, UserResponseDto } from './dto';
+import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../platform/auth';
+import { type AppError, badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
+import type { CreateUserProfileRequest, ProfileFieldsDto, UserResponseDto } from '../../platform/contracts/profiles';
+import type { UserRequestDto } from './dto';
 import { UserProfile } from './entities';
 
 export function toUserResponse(profile: UserProfile): UserResponseDto {
@@ -52,7 +53,10 @@ export class UserService {
   /** Batch lookup for federation references: the known ones, in no particular order. */
   async getUsers(ids: readonly string[]): Promise<UserResponseDto[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.manager.createQueryBuilder(UserProfile, 'p').where('p.user_id IN (:...ids)', { ids: [...ids] }).getMany();
+    const rows = await this.db.manager
+      .createQueryBuilder(UserProfile, 'p')
+      .where('p.user_id IN (:...ids)', { ids: [...ids] })
+      .getMany();
     return rows.map(toUserResponse);
   }
 
@@ -75,10 +79,9 @@ export class UserService {
     assertRole(principal, 'ADMIN');
     const rows = await this.db.manager
       .createQueryBuilder(UserProfile, 'p')
-      .where(
-        "LOWER(p.first_name) LIKE :pattern ESCAPE '!' OR LOWER(p.last_name) LIKE :pattern ESCAPE '!' OR LOWER(p.email) LIKE :pattern ESCAPE '!'",
-        { pattern: containsPattern(keyword.trim().toLowerCase()) },
-      )
+      .where("LOWER(p.first_name) LIKE :pattern ESCAPE '!' OR LOWER(p.last_name) LIKE :pattern ESCAPE '!' OR LOWER(p.email) LIKE :pattern ESCAPE '!'", {
+        pattern: containsPattern(keyword.trim().toLowerCase()),
+      })
       .orderBy('p.created_at', 'ASC')
       .addOrderBy('p.user_id', 'ASC')
       .getMany();

@@ -87,7 +87,10 @@ describeFaults('the database stopped and started under traffic', () => {
     // Paid before the outage: these must come back SUCCESS.
     const succeeded: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await request(stack.urls.payment).post('/api/payments/checkout').set('Authorization', buyer.bearer).send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 1 }] });
+      const res = await request(stack.urls.payment)
+        .post('/api/payments/checkout')
+        .set('Authorization', buyer.bearer)
+        .send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 1 }] });
       expect(res.status).toBe(200);
       await stack.stripe!.confirm(res.body.paymentIntentId);
       await paymentWhen(stack, buyer.bearer, res.body.paymentId, (p) => p.status === 'SUCCESS', 'a payment before the outage to succeed');
@@ -102,7 +105,11 @@ describeFaults('the database stopped and started under traffic', () => {
       await mariadb.stop();
       phase = 'down';
       const down = await Promise.all([
-        request(stack.urls.payment).post('/api/payments/checkout').set('Authorization', buyer.bearer).send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 1 }] }).timeout(10_000),
+        request(stack.urls.payment)
+          .post('/api/payments/checkout')
+          .set('Authorization', buyer.bearer)
+          .send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 1 }] })
+          .timeout(10_000),
         request(stack.urls.payment).get(`/api/payments/${succeeded[0]}`).set('Authorization', buyer.bearer).timeout(10_000),
         request(stack.urls.payment).get('/api/payments').set('Authorization', buyer.bearer).timeout(10_000),
         request(stack.urls.book).get(`/api/books/${book.id}`).timeout(10_000),
@@ -127,7 +134,10 @@ describeFaults('the database stopped and started under traffic', () => {
       await load.stop();
     }
 
-    const fresh = await request(stack.urls.payment).post('/api/payments/checkout').set('Authorization', buyer.bearer).send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 2 }] });
+    const fresh = await request(stack.urls.payment)
+      .post('/api/payments/checkout')
+      .set('Authorization', buyer.bearer)
+      .send({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 2 }] });
     expect(fresh.status).toBe(200);
     await stack.stripe!.confirm(fresh.body.paymentIntentId);
     await paymentWhen(stack, buyer.bearer, fresh.body.paymentId, (p) => p.status === 'SUCCESS', 'a payment after the outage to succeed');
@@ -136,7 +146,9 @@ describeFaults('the database stopped and started under traffic', () => {
     const statuses = (phase: Phase) => [...new Set(load.outcomes.filter((o) => o.phase === phase).map((o) => `${o.what} ${o.status}`))].sort();
     expect(statuses('down')).toEqual(['checkout 503', 'read book 503', 'read payment 503']);
     for (const outcome of load.outcomes) {
-      expect([outcome.status, outcome.body]).toEqual(outcome.status === 200 ? [200, expect.anything()] : [503, expect.objectContaining({ status: 503, message: expect.any(String) })]);
+      expect([outcome.status, outcome.body]).toEqual(
+        outcome.status === 200 ? [200, expect.anything()] : [503, expect.objectContaining({ status: 503, message: expect.any(String) })],
+      );
     }
 
     // No committed payment lost: each one answered 200 reads back the same, and the paid ones stay paid.

@@ -37,9 +37,11 @@ export class OwnBroker {
     return `127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<OwnBroker> {
+  /** `port`: where clients will find it (e.g. told to a service before the broker is up); default a free one. */
+  static async start(options: { port?: number } = {}): Promise<OwnBroker> {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-fault-'));
-    const [port, controllerPort] = await freePorts(2);
+    const [freePort, controllerPort] = await freePorts(2);
+    const port = options.port ?? freePort;
     const env = { ...process.env, KAFKA_PORT: String(port), KAFKA_CONTROLLER_PORT: String(controllerPort), KAFKA_WORK: work };
     const broker = new OwnBroker(port, env, work);
     await broker.script('start');
@@ -61,9 +63,74 @@ export class OwnBroker {
     fs.rmSync(this.work, { recursive: true, force: true });
   }
 
+  /** The broker's own log (server.log), for a failing test to keep. */
+  serverLog(): string {
+    return fs.readFileSync(path.join(this.work, 'server.log'), 'utf8');
+  }
+
+  /**
+   * What one partition's log holds, read from the broker's files with Kafka's DumpLogSegments: its
+   * end offset, how many transactions were committed and aborted in it, and the transactions still
+   * open at its end (their producer and first offset). The first open one is where read-committed
+   * readers stop until it ends.
+   */
+  async partitionLog(topic: string, partition: number): Promise<PartitionLog> {
+    const dir = path.join(this.work, 'data', `${topic}-${partition}`);
+    const files = fs
+      .readdirSync(dir)
+      .filter((name) => name.endsWith('.log'))
+      .sort()
+      .map((name) => path.join(dir, name));
+    const lib = path.join(process.env.KAFKA_CACHE ?? path.join(REPO, '.cache/kafka', KAFKA_VERSION), 'lib');
+    const { stdout } = await run('java', ['-Xmx256m', '-cp', `${lib}/*`, 'kafka.tools.DumpLogSegments', '--deep-iteration', '--files', files.join(',')], {
+      timeout: 60_000,
+      maxBuffer: 256 << 20,
+    });
+    return readPartitionLog(stdout);
+  }
+
   private async script(...args: string[]): Promise<void> {
     await run('bash', [path.join(REPO, 'scripts/kafka.sh'), ...args], { env: this.env, timeout: 120_000 });
   }
+}
+
+export interface PartitionLog {
+  end: number;
+  committed: number;
+  aborted: number;
+  open: { producerId: string; firstOffset: number }[];
+}
+
+/** The Kafka release scripts/kafka.sh runs (its KAFKA_VERSION). */
+const KAFKA_VERSION = /^KAFKA_VERSION=(\S+)$/m.exec(fs.readFileSync(path.join(REPO, 'scripts/kafka.sh'), 'utf8'))![1];
+
+/**
+ * Folds DumpLogSegments' deep listing: a batch line (`baseOffset: … lastOffset: … producerId: …
+ * isTransactional: … isControl: …`) opens its producer's transaction when it is transactional data,
+ * and a control record (`endTxnMarker: COMMIT|ABORT`) ends the transaction of its batch's producer.
+ */
+export function readPartitionLog(listing: string): PartitionLog {
+  const open = new Map<string, number>();
+  const result: PartitionLog = { end: 0, committed: 0, aborted: 0, open: [] };
+  let producer = '';
+  for (const line of listing.split('\n')) {
+    const batch = /^baseOffset: (\d+) lastOffset: (\d+) .*producerId: (-?\d+) .*isTransactional: (true|false) isControl: (true|false)/.exec(line);
+    if (batch) {
+      const [, base, last, producerId, transactional, control] = batch;
+      producer = producerId;
+      result.end = Number(last) + 1;
+      if (transactional === 'true' && control === 'false' && !open.has(producerId)) open.set(producerId, Number(base));
+      continue;
+    }
+    const marker = /endTxnMarker: (COMMIT|ABORT)/.exec(line);
+    if (marker) {
+      open.delete(producer);
+      if (marker[1] === 'COMMIT') result.committed += 1;
+      else result.aborted += 1;
+    }
+  }
+  result.open = [...open].map(([producerId, firstOffset]) => ({ producerId, firstOffset })).sort((a, b) => a.firstOffset - b.firstOffset);
+  return result;
 }
 
 function firstExecutable(candidates: string[]): string {

@@ -10,7 +10,7 @@ import { listen } from '../../platform/http';
 import { createLogger } from '../../platform/logger';
 import { createPaymentService } from '../../subgraphs/payment';
 import { Payment, PaymentItem } from '../../subgraphs/payment/entities';
-import { createStripeSimulator, type PaymentIntent, type StripeSimulator } from '../../subgraphs/payment/simulator/simulator';
+import { createStripeSimulator, type PaymentIntent, type StripeSimulator } from '../../simulators/stripe/simulator';
 import { INTERNAL_KEY, WEBHOOK_SECRET, type Stack } from '../stack';
 
 const STRIPE_KEY = 'sk_test_faults';
@@ -78,16 +78,4 @@ export async function startPaymentInProcess(stack: Stack, stripeUrl: string) {
 /** The payment database of `stack` as another process left it, to read back what it committed. */
 export function paymentDatabase(stack: Stack): Promise<Database> {
   return openDatabase({ service: 'payment', config: stack.config, entities: [Payment, PaymentItem, OutboxEvent], migrations: [] });
-}
-
-/** Drops the payment database a payment process created for `stack` (the stack drops only its own). */
-export async function dropPaymentDatabase(stack: Stack): Promise<void> {
-  if (!stack.config.dbUrl) return;
-  const mysql = await import('mysql2/promise');
-  const connection = await mysql.createConnection({ uri: stack.config.dbUrl });
-  try {
-    await connection.query(`DROP DATABASE IF EXISTS \`${stack.config.dbPrefix}payment\``);
-  } finally {
-    await connection.end();
-  }
 }

@@ -17,9 +17,9 @@ import { STOP_BOUND_MS } from '../../platform/run';
 import { PAYMENT_CONSUMER_GROUP } from '../../subgraphs/payment/events';
 import { Payment } from '../../subgraphs/payment/entities';
 import { createBook } from '../commerce';
-import { TestDatabases, counterIncremented, makeKafkaBus, testLogger } from '../event-fixtures';
-import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../harness';
-import { dropPaymentDatabase, paymentDatabase, paymentEnv, watchedSimulator, type WatchedSimulator } from './payments';
+import { TestDatabases, counterIncremented, makeKafkaBus, orderCreatedEvent, testLogger } from '../event-fixtures';
+import { adminSession, dropDatabases, registeredUser, startStack, waitFor, type Stack } from '../harness';
+import { paymentDatabase, paymentEnv, watchedSimulator, type WatchedSimulator } from './payments';
 import { spawnService, within, type ServiceProcess } from './process';
 
 jest.setTimeout(90_000);
@@ -59,7 +59,8 @@ afterAll(async () => {
   payment?.child.kill('SIGKILL');
   await observer?.stop();
   await stripe?.stop();
-  if (stack) await dropPaymentDatabase(stack);
+  // The payment process made its own database, which the stack does not know of; the stack removes the data folder.
+  if (stack) await dropDatabases(stack.config, ['payment'], { keepDataDir: true });
   await stack?.stop();
 });
 
@@ -79,7 +80,7 @@ it('drains the checkout in flight, refuses new connections, flushes the outbox, 
   expect(first.status).toBe(200);
   if (stack.bus.kind === 'kafka') {
     const orderId = randomUUID();
-    const event = { eventId: randomUUID(), type: 'OrderCreatedEvent', occurredAt: new Date().toISOString(), orderId, paymentId: first.body.paymentId, userId: buyer.userId, totalAmount: 15, items: [], status: 'PENDING' };
+    const event = orderCreatedEvent({ orderId, paymentId: first.body.paymentId, userId: buyer.userId, totalAmount: 15, items: [], status: 'PENDING' });
     await stack.bus.publish([{ topic: TOPICS.orderCreated, key: orderId, value: JSON.stringify(event) }]);
     await waitFor(async () => (await request(payment!.url).get(`/api/payments/${first.body.paymentId}`).set('Authorization', buyer.bearer)).body.orderId === orderId, {
       what: 'the order-created event to be applied',

@@ -8,32 +8,31 @@
  * FUZZ_SCALE=10 runs ten times as many cases.
  */
 import fc from 'fast-check';
-import { signatureHeader } from '../../subgraphs/payment/simulator/simulator';
-import { WEBHOOK_SECRET } from '../harness';
-import { expectEnvelope, expectSaneRest } from '../hostile';
+import { signatureHeader } from '../../simulators/stripe/simulator';
+import { expectEnvelope, WEBHOOK_SECRET } from '../harness';
+import { expectSaneRest } from '../hostile';
 import { contentType, fuzzRuns, headerValue, hostileBody, hostileString, queryString } from './arbitraries';
-import { authorization, describeAftermath, everyRoute, queryRoutes, startFuzzTarget, type Caller, type FuzzTarget } from './target';
+import { aroundFuzzTarget, authorization, describeAftermath, everyRoute, queryRoutes, type Caller, type FuzzTarget } from './target';
 
 let target: FuzzTarget;
-beforeAll(async () => {
-  target = await startFuzzTarget();
-}, 60_000);
-afterAll(async () => {
-  await target?.stop();
-});
+aroundFuzzTarget((started) => (target = started));
 
 describe('generated query strings through the gateway never get a 5xx, every error is the envelope, every success is JSON', () => {
-  it.each(queryRoutes(() => target).map((route) => [route.route, route] as const))('%s', async (_name, route) => {
-    const who = fc.constantFrom<Caller>('admin', 'admin', 'admin', 'buyer', 'anonymous');
-    await fc.assert(
-      fc.asyncProperty(who, queryString(route.names), async (caller, query) => {
-        const answer = await target.request(route.method, `${route.path()}${query}`, authorization(target, caller));
-        expectSaneRest(answer);
-        if (answer.status === 200) expect(answer.json).toEqual(expect.anything());
-      }),
-      fuzzRuns(100),
-    );
-  }, 60_000);
+  it.each(queryRoutes(() => target).map((route) => [route.route, route] as const))(
+    '%s',
+    async (_name, route) => {
+      const who = fc.constantFrom<Caller>('admin', 'admin', 'admin', 'buyer', 'anonymous');
+      await fc.assert(
+        fc.asyncProperty(who, queryString(route.names), async (caller, query) => {
+          const answer = await target.request(route.method, `${route.path()}${query}`, authorization(target, caller));
+          expectSaneRest(answer);
+          if (answer.status === 200) expect(answer.json).toEqual(expect.anything());
+        }),
+        fuzzRuns(100),
+      );
+    },
+    60_000,
+  );
 });
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -123,8 +122,20 @@ describe('the webhook through the gateway, with generated bodies and signatures'
     const signedEvent = fc.oneof(
       hostileBody({ id: 'evt_1', type: 'payment_intent.succeeded', created: 1, data: { object: { id: 'pi_unknown', object: 'payment_intent' } } }),
       fc
-        .record({ id: hostileString, type: fc.constantFrom('payment_intent.succeeded', 'payment_intent.payment_failed', 'charge.refunded', 'x'), intent: hostileString, code: fc.jsonValue() })
-        .map(({ id, type, intent, code }) => JSON.stringify({ id, type, created: now(), data: { object: { id: intent, object: type.startsWith('charge') ? 'charge' : 'payment_intent', payment_intent: intent, last_payment_error: { code } } } })),
+        .record({
+          id: hostileString,
+          type: fc.constantFrom('payment_intent.succeeded', 'payment_intent.payment_failed', 'charge.refunded', 'x'),
+          intent: hostileString,
+          code: fc.jsonValue(),
+        })
+        .map(({ id, type, intent, code }) =>
+          JSON.stringify({
+            id,
+            type,
+            created: now(),
+            data: { object: { id: intent, object: type.startsWith('charge') ? 'charge' : 'payment_intent', payment_intent: intent, last_payment_error: { code } } },
+          }),
+        ),
     );
     await fc.assert(
       fc.asyncProperty(signedEvent, async (payload) => {
@@ -133,7 +144,16 @@ describe('the webhook through the gateway, with generated bodies and signatures'
       // Signed bodies of other shapes crashed the handler (500), or overflowed provider_events.id on MySQL.
       fuzzRuns<[string]>(
         100,
-        ['{}', '[]', 'null', '1', '{"id":"evt_1"}', '{"id":"evt_2","type":"payment_intent.succeeded","created":1}', '{"id":5,"type":7,"created":1e308,"data":{"object":null}}', `{"id":"evt_${'e'.repeat(300)}","type":"x","created":1,"data":{"object":{}}}`].map((body) => [body]),
+        [
+          '{}',
+          '[]',
+          'null',
+          '1',
+          '{"id":"evt_1"}',
+          '{"id":"evt_2","type":"payment_intent.succeeded","created":1}',
+          '{"id":5,"type":7,"created":1e308,"data":{"object":null}}',
+          `{"id":"evt_${'e'.repeat(300)}","type":"x","created":1,"data":{"object":{}}}`,
+        ].map((body) => [body]),
       ),
     );
     const payment = await target.request('GET', `/api/payments/${target.paymentId}`, authorization(target, 'buyer'));

@@ -84,7 +84,9 @@ function absoluteRefs(value: unknown): unknown {
 }
 
 export function formatAjvErrors(errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((error) => `${error.instancePath || '(body)'} ${error.message ?? 'is invalid'}${Object.keys(error.params).length ? ` ${JSON.stringify(error.params)}` : ''}`);
+  return (errors ?? []).map(
+    (error) => `${error.instancePath || '(body)'} ${error.message ?? 'is invalid'}${Object.keys(error.params).length ? ` ${JSON.stringify(error.params)}` : ''}`,
+  );
 }
 
 export function createAjv(document: OpenApiDocument): Ajv2020 {
@@ -158,7 +160,10 @@ export class ResponseContract {
     if (route && operation) {
       const response = operation.responses[status];
       if (!response) {
-        throw new ContractViolation(answer, `status ${status} is not documented for ${answer.method} ${route.template} (documented: ${Object.keys(operation.responses).join(', ')})`);
+        throw new ContractViolation(
+          answer,
+          `status ${status} is not documented for ${answer.method} ${route.template} (documented: ${Object.keys(operation.responses).join(', ')})`,
+        );
       }
       this.checkBody(answer, this.compile(response), method === 'head');
       const documentedMethod = route.item[method] ? method : 'get';
@@ -175,7 +180,10 @@ export class ResponseContract {
     }
     if (route) {
       const methods = operationsOf(route.item).map(([name]) => name.toUpperCase());
-      throw new ContractViolation(answer, `${answer.method} is not documented for ${route.template} (documented: ${methods.join(', ')}), and ${status} is not the documented answer to an unknown method`);
+      throw new ContractViolation(
+        answer,
+        `${answer.method} is not documented for ${route.template} (documented: ${methods.join(', ')}), and ${status} is not the documented answer to an unknown method`,
+      );
     }
     throw new ContractViolation(answer, `the path matches no documented route, and ${status} is not the documented answer to an unknown path`);
   }

@@ -38,7 +38,7 @@ function violationOf(test: TestInternals, res: Response): string | undefined {
     method: test.method,
     path: url.pathname,
     status: res.status,
-    contentType: res.headers['content-type'] as string | undefined,
+    contentType: res.headers['content-type'],
     body: res.body as unknown,
     text: typeof res.text === 'string' ? res.text : undefined,
   });
@@ -47,7 +47,7 @@ function violationOf(test: TestInternals, res: Response): string | undefined {
 const originalEnd = Test.prototype.end as (this: Test, fn?: EndCallback) => Test;
 Test.prototype.end = function end(this: Test, fn?: EndCallback) {
   return originalEnd.call(this, (error, res) => {
-    const violation = res ? violationOf(this as unknown as TestInternals, res) : undefined;
+    const violation = res ? violationOf(this, res) : undefined;
     if (violation) violations.push(violation);
     fn?.(error ?? (violation ? new Error(violation) : undefined), res);
   });

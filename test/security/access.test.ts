@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { checkout, createBook, type CatalogueBook } from '../commerce';
 import { orderOf, paidPurchase } from '../graphql';
-import { adminSession, newUser, registeredUser } from '../harness';
-import { expectEnvelope, send, startSystem, type Answer, type System } from '../hostile';
+import { adminSession, expectEnvelope, newUser, registeredUser } from '../harness';
+import { send, startSystem, type Answer, type System } from '../hostile';
+import { claimsOf } from '../jwt';
 
 let system: System;
 let admin: Awaited<ReturnType<typeof adminSession>>;
@@ -57,7 +58,18 @@ function graphqlOutcome(answer: Answer): { codes: unknown[]; data: Record<string
 }
 
 const profileChanges = { firstName: 'Mallory', lastName: 'Intruder', phoneNumber: '+14155550999', dateOfBirth: '1980-01-01', address: '666 Attack Ave' };
-const bookChanges = () => ({ isbn: '9780306406157', title: 'Hijacked', authors: ['Mallory'], description: null, price: 0.01, language: 'en', publishedDate: '2000-01-01', stock: 0 });
+const bookChanges = () => ({
+  isbn: '9780306406157',
+  title: 'Hijacked',
+  description: null,
+  price: 0.01,
+  language: 'en',
+  publishedDate: '2000-01-01',
+  publisherId: '5a6b7c8d-9e0f-4112-8233-4455667788aa',
+  categoryId: '5a6b7c8d-9e0f-4112-8233-4455667788ab',
+  authorIds: ['5a6b7c8d-9e0f-4112-8233-4455667788ac'],
+  stock: 0,
+});
 
 describe('a USER on every ADMIN route', () => {
   const ANALYTICS = ['dashboard', 'revenue', 'revenue/daily', 'revenue/monthly', 'orders', 'books', 'payments'];
@@ -130,9 +142,12 @@ describe("another user's resources (IDOR)", () => {
     }
     expectStatus(await rest('GET', `/api/orders/${orderId}`, intruder.bearer), 404);
     expectStatus(await rest('GET', `/api/orders/${orderId.toUpperCase()}`, intruder.bearer), 404);
+    expectStatus(await rest('POST', `/api/orders/${orderId}/cancel`, intruder.bearer), 404, `Order not found: ${orderId}`);
+    expectStatus(await rest('GET', `/api/orders/userId?id=${victim.userId}`, intruder.bearer), 403, "Cannot access another user's orders");
     // The same requests from the owner succeed: the 404s are about who asks.
     expect((await rest('GET', `/api/payments/${paidPaymentId}`, victim.bearer)).status).toBe(200);
-    expect((await rest('GET', `/api/orders/${orderId}`, victim.bearer)).status).toBe(200);
+    expect((await rest('GET', `/api/orders/${orderId}`, victim.bearer)).json).toMatchObject({ status: 'CONFIRMED' });
+    expect((await rest('GET', `/api/orders/userId?id=${victim.userId}`, victim.bearer)).status).toBe(200);
   });
 
   it("REST: the intruder's own lists hold nothing of the victim's", async () => {
@@ -183,13 +198,16 @@ describe("another user's resources (IDOR)", () => {
   it("a subgraph's own _entities (which the gateway hides) applies the same rules", async () => {
     const hidden = await gql('{ _entities(representations: [{ __typename: "Payment", paymentId: "x" }]) { __typename } }', intruder.bearer);
     expect(hidden.status).toBe(400);
-    const entities = async (service: 'payment' | 'order' | 'user', representation: Record<string, unknown>, fields: string) =>
+    const entities = async (service: 'payment' | 'order' | 'user', representation: { __typename: string } & Record<string, unknown>, fields: string) =>
       graphqlOutcome(
         await send(system.stack.urls[service], {
           method: 'POST',
           path: '/graphql',
           headers: { Authorization: intruder.bearer, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ query: `query ($r: [_Any!]!) { _entities(representations: $r) { ... on ${representation.__typename} { ${fields} } } }`, variables: { r: [representation] } }),
+          body: JSON.stringify({
+            query: `query ($r: [_Any!]!) { _entities(representations: $r) { ... on ${representation.__typename} { ${fields} } } }`,
+            variables: { r: [representation] },
+          }),
         }),
       );
     const leakedNothing = (outcome: { data: Record<string, unknown> }) => JSON.stringify(outcome.data).match(/amount|totalAmount|email/);
@@ -207,16 +225,26 @@ describe('fields a client slips into a body', () => {
     const registered = await send(system.url, { method: 'POST', path: '/auth/register', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     expect(registered.status).toBe(200);
     expect((registered.json as { userId: string }).userId).not.toBe(admin.userId);
-    const login = await send(system.url, { method: 'POST', path: '/auth/login', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: body.email, password: body.password, deviceId: 'd' }) });
+    const login = await send(system.url, {
+      method: 'POST',
+      path: '/auth/login',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: body.email, password: body.password, deviceId: 'd' }),
+    });
     const token = (login.json as { accessToken: string }).accessToken;
-    expect(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString())).toMatchObject({ role: 'USER', sub: (registered.json as { userId: string }).userId });
+    expect(claimsOf(token)).toMatchObject({ role: 'USER', sub: (registered.json as { userId: string }).userId });
     expectStatus(await rest('GET', '/api/user/', `Bearer ${token}`), 403);
   });
 
   it("a profile update carrying userId, role or createdAt changes only the editable fields of the caller's own profile", async () => {
     const reader = await registeredUser(system.stack);
     const before = (await rest('GET', `/api/user/${reader.userId}`, reader.bearer)).json as Record<string, unknown>;
-    const answer = await rest('PUT', `/api/user/update/${reader.userId}`, reader.bearer, { ...profileChanges, userId: victim.userId, role: 'ADMIN', createdAt: '2000-01-01T00:00:00.000' });
+    const answer = await rest('PUT', `/api/user/update/${reader.userId}`, reader.bearer, {
+      ...profileChanges,
+      userId: victim.userId,
+      role: 'ADMIN',
+      createdAt: '2000-01-01T00:00:00.000',
+    });
     expect(answer.status).toBe(200);
     expect(answer.json).toMatchObject({ userId: reader.userId, createdAt: before.createdAt, email: reader.email, firstName: 'Mallory' });
     expect((await rest('GET', `/api/user/${victim.userId}`, admin.bearer)).json).toMatchObject({ firstName: 'Ada' });

@@ -5,8 +5,8 @@
  */
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { adminSession, newUser, registeredUser } from '../harness';
-import { expectEnvelope, send, startSystem, type Answer, type System } from '../hostile';
+import { adminSession, expectEnvelope, newUser, registeredUser } from '../harness';
+import { send, startSystem, type Answer, type System } from '../hostile';
 
 let system: System;
 let admin: Awaited<ReturnType<typeof adminSession>>;
@@ -87,7 +87,12 @@ describe('a body over 1 MiB through the gateway', () => {
   it('just under 1 MiB is read: the route answers about the content, not the size', async () => {
     const register = await send(system.url, { method: 'POST', path: '/auth/register', headers: { 'Content-Type': 'application/json' }, body: jsonOfSize(MIB - 64, newUser()) });
     expect(register.status).toBe(200);
-    const checkout = await send(system.url, { method: 'POST', path: '/api/payments/checkout', headers: { 'Content-Type': 'application/json', Authorization: buyer.bearer }, body: jsonOfSize(MIB - 64) });
+    const checkout = await send(system.url, {
+      method: 'POST',
+      path: '/api/payments/checkout',
+      headers: { 'Content-Type': 'application/json', Authorization: buyer.bearer },
+      body: jsonOfSize(MIB - 64),
+    });
     expectEnvelope(checkout);
     expect(checkout.status).toBe(400);
   });

@@ -3,15 +3,14 @@
  * Retry-After, whatever it claims in X-Forwarded-For, while other clients and other routes keep their
  * own budgets.
  *
- * How the client is known: the gateway appends the address it was connected from to
- * X-Forwarded-For, and the auth service takes the right-most address that is not a trusted proxy
- * (TRUST_PROXY). Here only the gateway's address, 127.0.0.1, is trusted, and the clients connect
- * from other loopback addresses (127.0.0.2, ...), as clients on other hosts would: so what a client
- * writes in X-Forwarded-For is never taken for its address. (With the default TRUST_PROXY=loopback,
- * a client on the loopback interface itself is a trusted proxy and may name any address.)
+ * How the client is known (platform/forwarded.ts): the gateway sets X-Forwarded-For to the address
+ * it was connected from, keeping what came before only from a proxy TRUST_PROXY names (here
+ * 127.0.0.1), and the auth service believes it only from the gateway. The clients connect from other
+ * loopback addresses (127.0.0.2, ...), as clients on other hosts would: so what a client writes in
+ * X-Forwarded-For is never taken for its address.
  */
-import { registeredUser } from '../harness';
-import { expectEnvelope, send, startSystem, type Answer, type System } from '../hostile';
+import { expectEnvelope, registeredUser } from '../harness';
+import { send, startSystem, type Answer, type System } from '../hostile';
 
 const LIMIT = 5;
 let system: System;

@@ -78,7 +78,9 @@ beforeAll(async () => {
   await call('GET', '/api/payments', { bearer: access });
   await call('GET', '/api/orders/me', { bearer: access });
   await call('GET', `/api/orders/payment/${payment.paymentId}`, { bearer: access });
-  await graphql(access, 'query ($id: ID!) { me { email payments { paymentId paymentIntentId amount } } payment(paymentId: $id) { paymentIntentId order { orderId } } }', { id: payment.paymentId });
+  await graphql(access, 'query ($id: ID!) { me { email payments { paymentId paymentIntentId amount } } payment(paymentId: $id) { paymentIntentId order { orderId } } }', {
+    id: payment.paymentId,
+  });
   await call('GET', '/analytics/dashboard', { bearer: adminAccess });
   await call('GET', '/api/user/', { bearer: adminAccess });
   await call('GET', `/api/user/search?keyword=${encodeURIComponent(reader.email)}`, { bearer: adminAccess });
@@ -94,7 +96,15 @@ beforeAll(async () => {
   const accounts = await system.stack.auth.db.manager.find(Account);
   secrets.hashes.push(...accounts.map((account) => account.passwordHash));
   const pem = fs.readFileSync(system.stack.config.jwt.privateKeyFile, 'utf8');
-  secrets.keys.push(system.stack.config.stripe.secretKey!, WEBHOOK_SECRET, INTERNAL_KEY, ...pem.split('\n').filter((line) => line.length === 64).slice(0, 3));
+  secrets.keys.push(
+    system.stack.config.stripe.secretKey!,
+    WEBHOOK_SECRET,
+    INTERNAL_KEY,
+    ...pem
+      .split('\n')
+      .filter((line) => line.length === 64)
+      .slice(0, 3),
+  );
 }, 60_000);
 afterAll(async () => {
   await system?.stop();
@@ -116,7 +126,8 @@ describe('the log of the whole flow at debug level', () => {
   it('was written by every service and holds the flow (so the search below means something)', () => {
     const text = log.lines.join('');
     for (const service of ['auth', 'user', 'book', 'order', 'payment', 'analytics', 'gateway']) expect(text).toContain(`"service":"${service}"`);
-    for (const event of ['account registered', 'checkout created', 'payment intent succeeded', 'provider event received', 'order created', 'webhook delivered']) expect(text).toContain(event);
+    for (const event of ['account registered', 'checkout created', 'payment intent succeeded', 'provider event received', 'order created', 'webhook delivered'])
+      expect(text).toContain(event);
     expect(log.entriesAtLeast(20).some((entry) => entry.level === 20)).toBe(true);
   });
 
@@ -132,7 +143,9 @@ describe('every answer of the flow', () => {
 
   it('holds no password, hash, Stripe key, webhook secret, internal key or signing key', () => {
     for (const kind of ['passwords', 'hashes', 'keys'] as const) {
-      const found = named(kind).map(([name, value]) => [name, where(value)]).filter(([, requests]) => requests.length > 0);
+      const found = named(kind)
+        .map(([name, value]) => [name, where(value)])
+        .filter(([, requests]) => requests.length > 0);
       expect(found).toEqual([]);
     }
   });

@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from '../../platform/events/bus';
 import { TOPICS } from '../../platform/events/topics';
-import { signatureHeader } from '../../subgraphs/payment/simulator/simulator';
+import { signatureHeader } from '../../simulators/stripe/simulator';
 import { Payment, ProviderEvent } from '../../subgraphs/payment/entities';
 import { createBook, type CatalogueBook } from '../commerce';
-import { adminSession, registeredUser, waitFor, WEBHOOK_SECRET } from '../harness';
-import { expectEnvelope, send, startSystem, type Answer, type System } from '../hostile';
+import { adminSession, expectEnvelope, registeredUser, waitFor, WEBHOOK_SECRET } from '../harness';
+import { send, startSystem, type Answer, type System } from '../hostile';
 
 let system: System;
 let buyer: Awaited<ReturnType<typeof registeredUser>>;

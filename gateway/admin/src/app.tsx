@@ -3,6 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { authState, onAuthChange, restore, signOut, type AuthState, type Session } from './api/auth';
 import { Empty } from './components/states';
 import { BookPage } from './pages/book';
+import { BooksPage } from './pages/books';
+import { ReferencePage } from './pages/references';
 import { DashboardPage } from './pages/dashboard';
 import { OrdersPage } from './pages/orders';
 import { SignInPage } from './pages/sign-in';
@@ -17,9 +19,11 @@ function Page({ location, session }: { location: Location; session: Session }) {
   let match: RegExpMatchArray | null;
   if (path === '/') return <DashboardPage location={location} />;
   if (path === '/users') return <UsersPage key={location.query.get('q') ?? ''} location={location} />;
-  if ((match = path.match(new RegExp(`^/users/(${UUID})$`)))) return <UserDetailPage key={match[1]} userId={match[1] as string} selfId={session.userId} />;
+  if ((match = path.match(new RegExp(`^/users/(${UUID})$`)))) return <UserDetailPage key={match[1]} userId={match[1]} selfId={session.userId} />;
   if (path === '/orders') return <OrdersPage location={location} />;
-  if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1] as string} />;
+  if (path === '/books') return <BooksPage key={location.query.toString()} location={location} />;
+  if (path === '/authors' || path === '/categories' || path === '/publishers') return <ReferencePage key={path} kind={path.slice(1) as 'authors' | 'categories' | 'publishers'} />;
+  if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1]} />;
   return (
     <>
       <h1>Page not found</h1>
@@ -31,9 +35,13 @@ function Page({ location, session }: { location: Location; session: Session }) {
 }
 
 const SECTIONS = [
-  { path: '/', label: 'Dashboard', matches: (p: string) => p === '/' || p.startsWith('/books') },
+  { path: '/', label: 'Dashboard', matches: (p: string) => p === '/' },
   { path: '/users', label: 'Users', matches: (p: string) => p.startsWith('/users') },
   { path: '/orders', label: 'Orders', matches: (p: string) => p.startsWith('/orders') },
+  { path: '/books', label: 'Books', matches: (p: string) => p.startsWith('/books') },
+  { path: '/authors', label: 'Authors', matches: (p: string) => p.startsWith('/authors') },
+  { path: '/categories', label: 'Categories', matches: (p: string) => p.startsWith('/categories') },
+  { path: '/publishers', label: 'Publishers', matches: (p: string) => p.startsWith('/publishers') },
 ];
 
 function Shell({ session }: { session: Session }) {

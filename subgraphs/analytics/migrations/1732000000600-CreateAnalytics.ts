@@ -47,10 +47,7 @@ export class CreateAnalytics1732000000600 implements MigrationInterface {
       }),
     );
     // topBooks reads the first ten rows of this order.
-    await queryRunner.createIndex(
-      'analytics_book_sales',
-      new TableIndex({ name: 'idx_book_sales_rank', columnNames: ['quantity_sold', 'revenue_cents', 'book_id'] }),
-    );
+    await queryRunner.createIndex('analytics_book_sales', new TableIndex({ name: 'idx_book_sales_rank', columnNames: ['quantity_sold', 'revenue_cents', 'book_id'] }));
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -14,9 +14,7 @@ export interface Session {
 }
 
 export type AuthState =
-  | { status: 'restoring' }
-  | { status: 'signed-out'; notice?: { kind: 'refused' | 'ended' | 'signed-out'; message: string } }
-  | { status: 'signed-in'; session: Session };
+  { status: 'restoring' } | { status: 'signed-out'; notice?: { kind: 'refused' | 'ended' | 'signed-out'; message: string } } | { status: 'signed-in'; session: Session };
 
 interface TokenAnswer {
   accessToken: string;
@@ -60,7 +58,12 @@ function setState(next: AuthState): void {
 export function claimsOf(token: string): AccessClaims {
   try {
     const part = token.split('.')[1] ?? '';
-    const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+    const json = atob(
+      part
+        .replace(/-/g, '+')
+        .replace(/_/g, '/')
+        .padEnd(Math.ceil(part.length / 4) * 4, '='),
+    );
     return JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0)))) as AccessClaims;
   } catch {
     return {};
@@ -144,13 +147,14 @@ export function refresh(): Promise<boolean> {
     let res: Response | undefined;
     try {
       res = await post('/auth/refresh', { refreshToken });
-      if (res.ok) return adopt((await res.json()) as TokenAnswer);
+      if (res.ok) return await adopt((await res.json()) as TokenAnswer);
     } catch {
       res = undefined;
     }
     if (res === undefined || res.status >= 500 || res.status === 429) {
       // The session may still be good: keep the refresh token and try again on the next request.
-      if (state.status === 'restoring') setState({ status: 'signed-out', notice: { kind: 'ended', message: 'The sign-in service is not answering. Reload the page to try again.' } });
+      if (state.status === 'restoring')
+        setState({ status: 'signed-out', notice: { kind: 'ended', message: 'The sign-in service is not answering. Reload the page to try again.' } });
       return false;
     }
     clearLocal();

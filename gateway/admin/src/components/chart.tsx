@@ -71,7 +71,10 @@ export function Chart(props: ChartProps) {
   const holder = useRef<HTMLDivElement>(null);
   // Redrawn when the data changes, not on every render of the page around it.
   const drawn = JSON.stringify([props.labels, props.series, props.kind]);
+  const latest = useRef(props);
+  latest.current = props;
   useEffect(() => {
+    const props = latest.current;
     const element = holder.current;
     if (!element || props.labels.length === 0) return;
     // A bar of zero is left out rather than drawn as a dash on the axis.
@@ -94,27 +97,27 @@ export function Chart(props: ChartProps) {
         <div ref={holder} class="chart-canvas" role="img" aria-label={`${props.title}: ${props.points.length} ${props.unit === 'day' ? 'days' : 'months'} with activity`} />
       )}
       <div class="visually-hidden">
-      <table>
-        <caption>{props.title}</caption>
-        <thead>
-          <tr>
-            {props.columns.map((column) => (
-              <th scope="col" key={column.key}>
-                {column.label}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {props.points.map((point, i) => (
-            <tr key={i}>
+        <table>
+          <caption>{props.title}</caption>
+          <thead>
+            <tr>
               {props.columns.map((column) => (
-                <td key={column.key}>{point[column.key]}</td>
+                <th scope="col" key={column.key}>
+                  {column.label}
+                </th>
               ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {props.points.map((point, i) => (
+              <tr key={i}>
+                {props.columns.map((column) => (
+                  <td key={column.key}>{point[column.key]}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
     </figure>
   );

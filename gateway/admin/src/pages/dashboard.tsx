@@ -5,6 +5,7 @@
 import { api, type DashboardData, type ReportsData } from '../api/operations';
 import { Chart } from '../components/chart';
 import { Empty, ErrorMessage, Loading } from '../components/states';
+import { DataTable } from '../components/table';
 import { count, DAY_MS, defaultRange, isIsoDay, money, percent } from '../format';
 import { useRemote } from '../hooks';
 import { href, Link, navigate, type Location } from '../router';
@@ -69,31 +70,19 @@ function TopBooks({ data }: { data: DashboardData }) {
       {books.length === 0 ? (
         <Empty>No book has sold yet.</Empty>
       ) : (
-        <div class="table-scroll">
-          <table data-testid="top-books">
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Title</th>
-                <th scope="col" class="num">Quantity</th>
-                <th scope="col" class="num">Revenue</th>
-              </tr>
-            </thead>
-            <tbody>
-              {books.map((book, i) => (
-                <tr key={book.bookId}>
-                  <td>{i + 1}</td>
-                  <td>
-                    <Link href={href(`/books/${book.bookId}`)}>{book.book?.title ?? book.bookTitle}</Link>
-                    {book.book ? null : <span class="muted"> (no longer in the catalogue)</span>}
-                  </td>
-                  <td class="num">{count(book.quantitySold)}</td>
-                  <td class="num">{money(book.revenue)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable testId="top-books" columns={['#', 'Title', { label: 'Quantity', numeric: true }, { label: 'Revenue', numeric: true }]}>
+          {books.map((book, i) => (
+            <tr key={book.bookId}>
+              <td>{i + 1}</td>
+              <td>
+                <Link href={href(`/books/${book.bookId}`)}>{book.book?.title ?? book.bookTitle}</Link>
+                {book.book ? null : <span class="muted"> (no longer in the catalogue)</span>}
+              </td>
+              <td class="num">{count(book.quantitySold)}</td>
+              <td class="num">{money(book.revenue)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -136,9 +125,14 @@ function Charts({ data, from, to }: { data: ReportsData; from: string; to: strin
   return (
     <>
       <p class="range-summary" data-testid="range-summary">
-        {from} to {to}: revenue <strong>{money(revenue.totalRevenue)}</strong>, {count(orders.totalOrders)} {orders.totalOrders === 1 ? 'order' : 'orders'} created, {count(orders.paidOrders)} paid
+        {from} to {to}: revenue <strong>{money(revenue.totalRevenue)}</strong>, {count(orders.totalOrders)} {orders.totalOrders === 1 ? 'order' : 'orders'} created,{' '}
+        {count(orders.paidOrders)} paid
       </p>
-      {noSales ? <Empty>No sales between {from} and {to}.</Empty> : null}
+      {noSales ? (
+        <Empty>
+          No sales between {from} and {to}.
+        </Empty>
+      ) : null}
       <div class="charts">
         <Chart
           id="chart-revenue-daily"
@@ -197,7 +191,11 @@ function RangeForm({ from, to }: { from: string; to: string }) {
   const onSubmit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    navigate(href('/', { from: String(form.get('from') ?? ''), to: String(form.get('to') ?? '') }));
+    const text = (name: string) => {
+      const value = form.get(name);
+      return typeof value === 'string' ? value : '';
+    };
+    navigate(href('/', { from: text('from'), to: text('to') }));
   };
   return (
     <form class="range-form" onSubmit={onSubmit} aria-label="Date range">
@@ -222,7 +220,7 @@ export function DashboardPage({ location }: { location: Location }) {
   const defaults = defaultRange();
   const from = isIsoDay(location.query.get('from')) ? (location.query.get('from') as string) : defaults.from;
   const to = isIsoDay(location.query.get('to')) ? (location.query.get('to') as string) : defaults.to;
-  const figures = useRemote(api.dashboard, []);
+  const figures = useRemote(() => api.dashboard(), []);
   const reports = useRemote(() => api.reports(from, to), [from, to]);
 
   return (

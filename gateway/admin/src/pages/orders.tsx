@@ -3,8 +3,9 @@
  * and each moved on only to the statuses its current one allows.
  */
 import { useState } from 'preact/hooks';
-import { api, NEXT_STATUSES, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../api/operations';
+import { api, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../api/operations';
 import { Empty, ErrorMessage, Loading, StatusBadge } from '../components/states';
+import { DataTable } from '../components/table';
 import { fullName, money, shortId, timestamp } from '../format';
 import { useRemote } from '../hooks';
 import { href, Link, navigate, type Location } from '../router';
@@ -12,7 +13,7 @@ import { href, Link, navigate, type Location } from '../router';
 const PAGE_SIZE = 25;
 
 function StatusChange({ order, onChanged }: { order: OrderRow; onChanged: (order: OrderRow) => void }) {
-  const options = NEXT_STATUSES[order.status];
+  const options = order.allowedNextStatuses;
   const [next, setNext] = useState<OrderStatus | ''>('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
@@ -25,7 +26,7 @@ function StatusChange({ order, onChanged }: { order: OrderRow; onChanged: (order
     setError(undefined);
     try {
       const changed = await api.updateOrderStatus(order.orderId, next);
-      onChanged({ ...order, status: changed.status, updatedAt: changed.updatedAt });
+      onChanged({ ...order, ...changed });
       setNext('');
     } catch (caught) {
       setError(caught instanceof Error ? caught.message : String(caught));
@@ -36,7 +37,7 @@ function StatusChange({ order, onChanged }: { order: OrderRow; onChanged: (order
 
   const id = `next-${order.orderId}`;
   return (
-    <form class="status-form" onSubmit={onSubmit}>
+    <form class="status-form" onSubmit={(event) => void onSubmit(event)}>
       <label for={id} class="visually-hidden">
         New status for order {shortId(order.orderId)}
       </label>
@@ -100,46 +101,31 @@ export function OrdersPage({ location }: { location: Location }) {
         <Empty>{page > 1 ? 'No more orders.' : status ? `No ${status} orders.` : 'No orders yet: they appear here once a payment succeeds.'}</Empty>
       ) : null}
       {orders.status === 'ready' && orders.data.length > 0 ? (
-        <div class="table-scroll">
-          <table data-testid="orders">
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Customer</th>
-                <th scope="col">Items</th>
-                <th scope="col" class="num">Total</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Change status</th>
+        <DataTable testId="orders" columns={['Order', 'Customer', 'Items', { label: 'Total', numeric: true }, 'Status', 'Created', 'Change status']}>
+          {orders.data.map((original) => {
+            const order = changed[original.orderId] ?? original;
+            return (
+              <tr key={order.orderId} data-order-id={order.orderId}>
+                <td>
+                  <code title={order.orderId}>{shortId(order.orderId)}</code>
+                </td>
+                <td>
+                  <Link href={href(`/users/${order.userId}`)}>{order.user ? fullName(order.user) : shortId(order.userId)}</Link>
+                  {order.user ? <div class="muted small">{order.user.email}</div> : null}
+                </td>
+                <td>{order.items.map((item) => `${item.quantity} × ${item.bookTitle}`).join(', ')}</td>
+                <td class="num">{money(order.totalAmount)}</td>
+                <td data-testid="order-status">
+                  <StatusBadge status={order.status} />
+                </td>
+                <td>{timestamp(order.createdAt)}</td>
+                <td>
+                  <StatusChange key={order.status} order={order} onChanged={onChanged} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {orders.data.map((original) => {
-                const order = changed[original.orderId] ?? original;
-                return (
-                  <tr key={order.orderId} data-order-id={order.orderId}>
-                    <td>
-                      <code title={order.orderId}>{shortId(order.orderId)}</code>
-                    </td>
-                    <td>
-                      <Link href={href(`/users/${order.userId}`)}>{order.user ? fullName(order.user) : shortId(order.userId)}</Link>
-                      {order.user ? <div class="muted small">{order.user.email}</div> : null}
-                    </td>
-                    <td>{order.items.map((item) => `${item.quantity} × ${item.bookTitle}`).join(', ')}</td>
-                    <td class="num">{money(order.totalAmount)}</td>
-                    <td data-testid="order-status">
-                      <StatusBadge status={order.status} />
-                    </td>
-                    <td>{timestamp(order.createdAt)}</td>
-                    <td>
-                      <StatusChange key={order.status} order={order} onChanged={onChanged} />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       ) : null}
       {orders.status === 'ready' && (page > 1 || orders.data.length === PAGE_SIZE) ? (
         <nav class="pager" aria-label="Pages">

@@ -20,7 +20,7 @@ export function SignInPage({ notice }: { notice: Extract<AuthState, { status: 's
 
   return (
     <main class="sign-in" id="main">
-      <form class="sign-in-card" onSubmit={onSubmit} aria-labelledby="sign-in-title">
+      <form class="sign-in-card" onSubmit={(event) => void onSubmit(event)} aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Bookstore admin</h1>
         <p class="muted">Sign in with an administrator account.</p>
         {notice?.kind === 'refused' ? (
@@ -44,7 +44,15 @@ export function SignInPage({ notice }: { notice: Extract<AuthState, { status: 's
         </div>
         <div class="field">
           <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required value={password} onInput={(event) => setPassword(event.currentTarget.value)} />
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
         </div>
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

@@ -1,11 +1,13 @@
 /**
- * One user: the profile with its payments and orders (one federated query), the profile form
- * (validation errors shown by field) and deletion, which is never offered for one's own account.
+ * One user: the profile with its payments, orders and signed-in devices (one federated query), the
+ * profile form (validation errors shown by field), ending every session of the user, and deletion;
+ * neither of the last two is offered for one's own account.
  */
 import { useState } from 'preact/hooks';
 import { errorsByField, GraphqlRequestError } from '../api/graphql';
-import { api, type LineItem, type UserData, type UserInput, type UserOrder, type UserPayment, type UserProfile } from '../api/operations';
+import { api, type LineItem, type UserData, type UserInput, type UserOrder, type UserPayment, type UserProfile, type UserSession } from '../api/operations';
 import { Empty, ErrorMessage, Loading, StatusBadge } from '../components/states';
+import { DataTable } from '../components/table';
 import { fullName, money, shortId, timestamp } from '../format';
 import { useRemote } from '../hooks';
 import { href, Link, navigate } from '../router';
@@ -25,7 +27,13 @@ function items(lines: LineItem[]): string {
 }
 
 function ProfileForm({ user, onSaved }: { user: UserProfile; onSaved: (user: UserProfile) => void }) {
-  const [values, setValues] = useState<UserInput>({ firstName: user.firstName, lastName: user.lastName, phoneNumber: user.phoneNumber, dateOfBirth: user.dateOfBirth, address: user.address });
+  const [values, setValues] = useState<UserInput>({
+    firstName: user.firstName,
+    lastName: user.lastName,
+    phoneNumber: user.phoneNumber,
+    dateOfBirth: user.dateOfBirth,
+    address: user.address,
+  });
   const [saving, setSaving] = useState(false);
   const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<Error | undefined>();
@@ -51,7 +59,7 @@ function ProfileForm({ user, onSaved }: { user: UserProfile; onSaved: (user: Use
   };
 
   return (
-    <form class="profile-form" onSubmit={onSubmit} aria-labelledby="profile-title" noValidate>
+    <form class="profile-form" onSubmit={(event) => void onSubmit(event)} aria-labelledby="profile-title" noValidate>
       <h2 id="profile-title">Profile</h2>
       <div class="field">
         <label for="field-email">Email</label>
@@ -134,7 +142,7 @@ function DeleteUser({ user, self }: { user: UserProfile; self: boolean }) {
           <p>
             Delete <strong>{fullName(user)}</strong> ({user.email})?
           </p>
-          <button type="button" class="button-danger" onClick={remove} disabled={busy}>
+          <button type="button" class="button-danger" onClick={() => void remove()} disabled={busy}>
             {busy ? 'Deleting…' : 'Yes, delete'}
           </button>
           <button type="button" class="button-secondary" onClick={() => setConfirming(false)} disabled={busy}>
@@ -150,6 +158,72 @@ function DeleteUser({ user, self }: { user: UserProfile; self: boolean }) {
   );
 }
 
+function Sessions({ user, sessions, self }: { user: UserProfile; sessions: UserSession[] | null; self: boolean }) {
+  const [shown, setShown] = useState(sessions);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<Error | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
+
+  const endAll = async () => {
+    setBusy(true);
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      const ended = await api.endUserSessions(user.userId);
+      setShown([]);
+      setNotice(`Ended ${ended} session${ended === 1 ? '' : 's'}: ${fullName(user)} is signed out everywhere.`);
+    } catch (caught) {
+      setError(caught instanceof Error ? caught : new Error(String(caught)));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="panel panel-wide" aria-labelledby="sessions-list-title">
+      <h2 id="sessions-list-title">Sessions</h2>
+      {shown === null ? (
+        <p class="muted">The sessions could not be read.</p>
+      ) : shown.length === 0 ? (
+        <Empty>Not signed in anywhere.</Empty>
+      ) : (
+        <DataTable testId="user-sessions" columns={['Device', 'Device id', 'Signed in', 'Last used']}>
+          {shown.map((session) => (
+            <tr key={session.sessionId} data-session-id={session.sessionId}>
+              <td>{session.deviceName}</td>
+              <td>
+                <code>{session.deviceId}</code>
+              </td>
+              <td>{timestamp(session.createdAt)}</td>
+              <td>{timestamp(session.lastUsedAt)}</td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+      {error ? <ErrorMessage error={error} /> : null}
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      {self ? (
+        <p class="muted" id="end-sessions-self-hint">
+          These are your own sessions: sign out to end this one.
+        </p>
+      ) : null}
+      <button
+        type="button"
+        class="button-danger"
+        disabled={self || busy || !shown || shown.length === 0}
+        aria-describedby={self ? 'end-sessions-self-hint' : undefined}
+        onClick={() => void endAll()}
+      >
+        {busy ? 'Ending…' : 'End all sessions'}
+      </button>
+    </section>
+  );
+}
+
 function Payments({ payments }: { payments: UserPayment[] }) {
   return (
     <section class="panel panel-wide" aria-labelledby="payments-list-title">
@@ -157,38 +231,24 @@ function Payments({ payments }: { payments: UserPayment[] }) {
       {payments.length === 0 ? (
         <Empty>No payments.</Empty>
       ) : (
-        <div class="table-scroll">
-          <table data-testid="user-payments">
-            <thead>
-              <tr>
-                <th scope="col">Payment</th>
-                <th scope="col">Created</th>
-                <th scope="col">Items</th>
-                <th scope="col" class="num">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Order</th>
-              </tr>
-            </thead>
-            <tbody>
-              {payments.map((payment) => (
-                <tr key={payment.paymentId} data-payment-id={payment.paymentId}>
-                  <td>
-                    <code title={payment.paymentId}>{shortId(payment.paymentId)}</code>
-                  </td>
-                  <td>{timestamp(payment.createdAt)}</td>
-                  <td>{items(payment.items)}</td>
-                  <td class="num">
-                    {money(payment.amount)} {payment.currency.toUpperCase()}
-                  </td>
-                  <td>
-                    <StatusBadge status={payment.status} />
-                  </td>
-                  <td>{payment.orderId ? <code title={payment.orderId}>{shortId(payment.orderId)}</code> : <span class="muted">none yet</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable testId="user-payments" columns={['Payment', 'Created', 'Items', { label: 'Amount', numeric: true }, 'Status', 'Order']}>
+          {payments.map((payment) => (
+            <tr key={payment.paymentId} data-payment-id={payment.paymentId}>
+              <td>
+                <code title={payment.paymentId}>{shortId(payment.paymentId)}</code>
+              </td>
+              <td>{timestamp(payment.createdAt)}</td>
+              <td>{items(payment.items)}</td>
+              <td class="num">
+                {money(payment.amount)} {payment.currency.toUpperCase()}
+              </td>
+              <td>
+                <StatusBadge status={payment.status} />
+              </td>
+              <td>{payment.orderId ? <code title={payment.orderId}>{shortId(payment.orderId)}</code> : <span class="muted">none yet</span>}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -201,34 +261,21 @@ function Orders({ orders }: { orders: UserOrder[] }) {
       {orders.length === 0 ? (
         <Empty>No orders.</Empty>
       ) : (
-        <div class="table-scroll">
-          <table data-testid="user-orders">
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Created</th>
-                <th scope="col">Items</th>
-                <th scope="col" class="num">Total</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {orders.map((order) => (
-                <tr key={order.orderId} data-order-id={order.orderId}>
-                  <td>
-                    <code title={order.orderId}>{shortId(order.orderId)}</code>
-                  </td>
-                  <td>{timestamp(order.createdAt)}</td>
-                  <td>{items(order.items)}</td>
-                  <td class="num">{money(order.totalAmount)}</td>
-                  <td>
-                    <StatusBadge status={order.status} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable testId="user-orders" columns={['Order', 'Created', 'Items', { label: 'Total', numeric: true }, 'Status']}>
+          {orders.map((order) => (
+            <tr key={order.orderId} data-order-id={order.orderId}>
+              <td>
+                <code title={order.orderId}>{shortId(order.orderId)}</code>
+              </td>
+              <td>{timestamp(order.createdAt)}</td>
+              <td>{items(order.items)}</td>
+              <td class="num">{money(order.totalAmount)}</td>
+              <td>
+                <StatusBadge status={order.status} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <p class="muted">
         Change an order's status on the <Link href={href('/orders')}>Orders</Link> page.
@@ -270,6 +317,7 @@ export function UserDetailPage({ userId, selfId }: { userId: string; selfId: str
         </section>
         <DeleteUser user={user} self={user.userId === selfId} />
       </div>
+      <Sessions user={user} sessions={user.sessions} self={user.userId === selfId} />
       <Payments payments={user.payments} />
       <Orders orders={user.orders} />
     </>

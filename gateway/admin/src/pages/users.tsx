@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api/operations';
 import { Empty, ErrorMessage, Loading } from '../components/states';
+import { DataTable } from '../components/table';
 import { fullName, timestamp } from '../format';
 import { useRemote } from '../hooks';
 import { href, Link, navigate, takeFlash, type Location } from '../router';
@@ -54,30 +55,18 @@ export function UsersPage({ location }: { location: Location }) {
             {users.data.length} {users.data.length === 1 ? 'user' : 'users'}
             {keyword ? ` matching “${keyword}”` : ''}
           </p>
-          <div class="table-scroll">
-            <table data-testid="users">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Phone</th>
-                  <th scope="col">Joined</th>
-                </tr>
-              </thead>
-              <tbody>
-                {users.data.map((user) => (
-                  <tr key={user.userId}>
-                    <td>
-                      <Link href={href(`/users/${user.userId}`)}>{fullName(user)}</Link>
-                    </td>
-                    <td>{user.email}</td>
-                    <td>{user.phoneNumber}</td>
-                    <td>{timestamp(user.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable testId="users" columns={['Name', 'Email', 'Phone', 'Joined']}>
+            {users.data.map((user) => (
+              <tr key={user.userId}>
+                <td>
+                  <Link href={href(`/users/${user.userId}`)}>{fullName(user)}</Link>
+                </td>
+                <td>{user.email}</td>
+                <td>{user.phoneNumber}</td>
+                <td>{timestamp(user.createdAt)}</td>
+              </tr>
+            ))}
+          </DataTable>
         </>
       ) : null}
     </>

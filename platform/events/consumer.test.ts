@@ -1,0 +1,133 @@
+/**
+ * The batch consumers' exactly-once effects, batch by batch: what a batch applies when it carries
+ * an event twice or events applied before, and what a redelivered batch applies after the database
+ * committed it but the offsets were never committed (a crash in between).
+ */
+import { CounterIncremented, TestDatabases, counterIncremented, testLogger } from '../../test/event-fixtures';
+import type { Database } from '../database';
+import type { ConsumedMessage, EventBus, SubscribeOptions } from './bus';
+import { ProcessedEvent, consume, consumeBatch } from './consumer';
+
+jest.setTimeout(60000);
+
+const databases = new TestDatabases();
+afterAll(() => databases.dropAll());
+
+const TOPIC = 'counter-incremented';
+
+/** A bus that hands the subscription's batch handler to the test, which plays the broker. */
+function handOverBus(): { bus: EventBus; deliver: (messages: ConsumedMessage[]) => Promise<void> } {
+  let subscribed: SubscribeOptions | undefined;
+  const bus: EventBus = {
+    kind: 'memory',
+    publish: async () => undefined,
+    subscribe: async (options) => {
+      subscribed = options;
+      return { stop: async () => undefined };
+    },
+    health: async () => undefined,
+    close: async () => undefined,
+  };
+  return { bus, deliver: (messages) => (subscribed?.handleBatch as (m: ConsumedMessage[]) => Promise<void>)(messages) };
+}
+
+let offset = 0;
+const message = (event: CounterIncremented): ConsumedMessage => ({ topic: TOPIC, partition: 0, offset: String(offset++), key: event.counter, value: JSON.stringify(event) });
+
+async function applied(db: Database, consumer: string): Promise<number> {
+  return db.manager.count(ProcessedEvent, { where: { consumer } });
+}
+
+describe.each(['consumeBatch', 'consume'] as const)('%s', (kind) => {
+  let db: Database;
+  let deliver: (messages: ConsumedMessage[]) => Promise<void>;
+  let seen: string[];
+  let failures = 0;
+  const groupId = `counting-${kind}`;
+
+  beforeAll(async () => {
+    db = await databases.open(`consumer_${kind}`);
+    const handOver = handOverBus();
+    deliver = handOver.deliver;
+    const apply = async () => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('the database went away');
+      }
+    };
+    if (kind === 'consumeBatch') {
+      await consumeBatch({
+        bus: handOver.bus,
+        db,
+        logger: testLogger,
+        groupId,
+        topics: { [TOPIC]: CounterIncremented },
+        applyBatch: async (events) => {
+          await apply();
+          seen.push(...events.map(({ event }) => event.eventId));
+        },
+      });
+    } else {
+      await consume({
+        bus: handOver.bus,
+        db,
+        logger: testLogger,
+        groupId,
+        topic: TOPIC,
+        schema: CounterIncremented,
+        apply: async (event) => {
+          await apply();
+          seen.push(event.eventId);
+        },
+      });
+    }
+  });
+
+  beforeEach(() => {
+    seen = [];
+  });
+
+  it('applies an event that a batch carries twice once, and skips one applied in an earlier batch', async () => {
+    const [a, b, c] = [0, 1, 2].map((seq) => counterIncremented('twice', seq));
+    await deliver([message(a)]);
+    seen = [];
+    const before = await applied(db, groupId);
+
+    await deliver([message(a), message(b), message(c), message(b), message(a)]);
+
+    expect(seen).toEqual([b.eventId, c.eventId]);
+    expect(await applied(db, groupId)).toBe(before + 2);
+  });
+
+  it('applies nothing again when a committed batch comes again, and only the new events of a batch that overlaps it', async () => {
+    const events = [0, 1, 2, 3].map((seq) => counterIncremented('redelivered', seq));
+    const batch = events.slice(0, 3).map(message);
+    await deliver(batch);
+    expect(seen).toEqual(events.slice(0, 3).map((e) => e.eventId));
+    const before = await applied(db, groupId);
+
+    // The process died after the transaction committed, before the offsets did: the same batch again.
+    seen = [];
+    await deliver(batch.map((m) => ({ ...m })));
+    expect(seen).toEqual([]);
+
+    // A new fetch starting inside the committed batch.
+    await deliver([batch[1], batch[2], message(events[3])]);
+    expect(seen).toEqual([events[3].eventId]);
+    expect(await applied(db, groupId)).toBe(before + 1);
+  });
+
+  it('records nothing of a batch whose effects failed, so its redelivery applies it', async () => {
+    const events = [0, 1].map((seq) => counterIncremented('failing', seq));
+    const before = await applied(db, groupId);
+    // One topic's batch that fails is tried again event by event: there the first event fails again.
+    failures = kind === 'consumeBatch' ? 1 : 2;
+    await expect(deliver(events.map(message))).rejects.toThrow('the database went away');
+    expect(await applied(db, groupId)).toBe(before);
+
+    seen = [];
+    await deliver(events.map(message));
+    expect(seen).toEqual(events.map((e) => e.eventId));
+    expect(await applied(db, groupId)).toBe(before + 2);
+  });
+});

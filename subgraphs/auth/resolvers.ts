@@ -1,0 +1,50 @@
+/** GraphQL resolvers of the auth subgraph, as thin as routes.ts: parse, authorize, call the session directory. */
+import DataLoader from 'dataloader';
+import { requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import type { Principal } from '../../platform/auth';
+import { unauthenticated } from '../../platform/errors';
+import { parseUuid } from '../../platform/validation';
+import type { SessionDirectory, SessionView } from './sessions';
+
+export interface AuthLoaders {
+  /** Each user's sessions, by userId, for `User.sessions`. */
+  sessionsOfUser: DataLoader<string, SessionView[]>;
+}
+
+type Ctx = SubgraphContext<AuthLoaders>;
+
+export function authLoaders(sessions: SessionDirectory): (principal: Principal | null) => AuthLoaders {
+  return (principal) => ({
+    sessionsOfUser: new DataLoader<string, SessionView[]>(
+      (userIds) =>
+        Promise.all(userIds.map((userId) => (principal ? sessions.ofUser(principal, userId) : Promise.reject(unauthenticated())).catch((error: unknown) => error as Error))),
+      { cacheKeyFn: (userId) => userId.toLowerCase() },
+    ),
+  });
+}
+
+export function authResolvers(sessions: SessionDirectory): SubgraphResolvers<AuthLoaders> {
+  return {
+    Query: {
+      mySessions: (_: unknown, __: unknown, ctx: Ctx) => sessions.mine(requireAuth(ctx)),
+    },
+    Mutation: {
+      endSession: async (_: unknown, args: { sessionId: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        const sessionId = parseUuid(args.sessionId, 'sessionId');
+        await sessions.end(principal, sessionId);
+        return sessionId;
+      },
+      endUserSessions: (_: unknown, args: { userId: string }, ctx: Ctx) => {
+        const principal = requireAuth(ctx);
+        return sessions.endAll(principal, parseUuid(args.userId, 'userId'));
+      },
+    },
+    User: {
+      sessions: (user: { userId: string }, _: unknown, ctx: Ctx) => {
+        requireAuth(ctx);
+        return ctx.loaders.sessionsOfUser.load(user.userId.toLowerCase());
+      },
+    },
+  };
+}

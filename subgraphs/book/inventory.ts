@@ -1,0 +1,106 @@
+/**
+ * Stock follows orders (CONTRACT §4, §7). `order-created` takes each tracked book's quantity off
+ * its stock and `order-cancelled` puts back what that order took, each once per order: the
+ * consumer records the eventId, and `order_stock` records per order and book what was taken and
+ * whether it was returned, so a second event for the same order (a new eventId) changes nothing.
+ *
+ * Checkout refuses a tracked book beyond its stock, but two checkouts for the last copy can both
+ * pass that check before either order exists. The decision: the decrement here is the authority.
+ * It is one conditional UPDATE (`stock >= quantity`) under the row's lock, so stock never goes
+ * below zero and at most the copies in stock are taken; an order that asked for more than was
+ * left takes what remained, and the shortfall is logged and counted in
+ * `bookstore_stock_oversold_copies_total` for someone to settle with the customer.
+ */
+import { Counter, type Registry } from 'prom-client';
+import type { EntityManager } from 'typeorm';
+import { forUpdate, type Database } from '../../platform/database';
+import type { EventBus, Subscription } from '../../platform/events/bus';
+import { consume } from '../../platform/events/consumer';
+import { OrderCancelledEvent, OrderCreatedEvent, TOPICS, type EventItem } from '../../platform/events/topics';
+import type { Logger } from '../../platform/logger';
+import { Book, OrderStock } from './entities';
+
+export const BOOK_CONSUMER_GROUP = 'book-service';
+
+/** Quantities per book, an order listing a book twice counted once. */
+function quantities(items: readonly EventItem[]): Map<string, number> {
+  const byBook = new Map<string, number>();
+  for (const item of items) byBook.set(item.bookId.toLowerCase(), (byBook.get(item.bookId.toLowerCase()) ?? 0) + item.quantity);
+  return byBook;
+}
+
+export class Inventory {
+  private readonly oversold = new Counter({
+    name: 'bookstore_stock_oversold_copies_total',
+    help: 'Copies ordered beyond the stock left (a race between checkouts); stock stayed at zero',
+    registers: [],
+  });
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  registerMetrics(registry: Registry): void {
+    registry.registerMetric(this.oversold);
+  }
+
+  async orderCreated(manager: EntityManager, event: OrderCreatedEvent): Promise<void> {
+    const orderId = event.orderId.toLowerCase();
+    if ((await manager.count(OrderStock, { where: { orderId } })) > 0) return;
+    for (const [bookId, quantity] of quantities(event.items)) {
+      const taken = await this.take(manager, bookId, quantity);
+      if (taken === undefined) continue;
+      if (taken < quantity) {
+        this.oversold.inc(quantity - taken);
+        this.logger.warn({ orderId, bookId, ordered: quantity, taken }, 'order oversold a book: stock stays at zero');
+      }
+      await manager.insert(OrderStock, { orderId, bookId, taken, returned: false });
+    }
+  }
+
+  /** Takes up to `quantity` copies; answers how many, or undefined for an unknown or untracked book. */
+  private async take(manager: EntityManager, bookId: string, quantity: number): Promise<number | undefined> {
+    const book = await manager.findOne(Book, { where: { id: bookId }, ...forUpdate(this.db) });
+    if (!book || book.stock === null) return undefined;
+    const taken = Math.min(quantity, book.stock);
+    if (taken === 0) return 0;
+    const result = await manager
+      .createQueryBuilder()
+      .update(Book)
+      .set({ stock: () => `stock - ${taken}`, updatedAt: new Date() })
+      .where('id = :bookId AND stock >= :taken', { bookId, taken })
+      .execute();
+    return result.affected ? taken : 0;
+  }
+
+  async orderCancelled(manager: EntityManager, event: OrderCancelledEvent): Promise<void> {
+    const orderId = event.orderId.toLowerCase();
+    if ((await manager.count(OrderStock, { where: { orderId } })) === 0) {
+      // Cancelled before its creation was consumed (two topics, no order between them): nothing
+      // was taken, and the late order-created must take nothing either.
+      for (const bookId of quantities(event.items).keys()) await manager.insert(OrderStock, { orderId, bookId, taken: 0, returned: true });
+      return;
+    }
+    const lines = await manager.find(OrderStock, { where: { orderId, returned: false } });
+    for (const line of lines) {
+      if (line.taken > 0) {
+        await manager
+          .createQueryBuilder()
+          .update(Book)
+          .set({ stock: () => `stock + ${line.taken}`, updatedAt: new Date() })
+          .where('id = :bookId AND stock IS NOT NULL', { bookId: line.bookId })
+          .execute();
+      }
+      await manager.update(OrderStock, { orderId, bookId: line.bookId }, { returned: true });
+    }
+  }
+
+  subscribe(bus: EventBus): Promise<Subscription[]> {
+    const common = { bus, db: this.db, logger: this.logger, groupId: BOOK_CONSUMER_GROUP };
+    return Promise.all([
+      consume({ ...common, topic: TOPICS.orderCreated, schema: OrderCreatedEvent, apply: (event, manager) => this.orderCreated(manager, event) }),
+      consume({ ...common, topic: TOPICS.orderCancelled, schema: OrderCancelledEvent, apply: (event, manager) => this.orderCancelled(manager, event) }),
+    ]);
+  }
+}
