@@ -240,6 +240,14 @@ describe('CORS', () => {
       expect(() => corsOrigins(bad)).toThrow(ConfigError);
     }
   });
+
+  it('shares identical subgraph queries in flight unless GATEWAY_DEDUPLICATE_QUERIES is false', () => {
+    const deduplicate = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { GATEWAY_DEDUPLICATE_QUERIES: value }) }).gatewayDeduplicateQueries;
+    expect(deduplicate()).toBe(true);
+    expect(deduplicate('FALSE')).toBe(false);
+    expect(deduplicate('true')).toBe(true);
+    expect(() => deduplicate('no')).toThrow(ConfigError);
+  });
 });
 
 describe('path routing', () => {

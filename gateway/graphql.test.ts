@@ -103,6 +103,16 @@ describe('the federated API through the gateway', () => {
     expect(leaksInternals(denied.body) || leaksInternals(anonymous.body) || leaksInternals(asUser.body)).toBe(false);
   });
 
+  it('answers many identical queries from two users at once, each with their own data', async () => {
+    const [ann, bob] = [await registeredUser(stack), await registeredUser(stack)];
+    const asked = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? ann : bob));
+    const answers = await Promise.all(asked.map((user) => gql('{ me { userId email } }', user.bearer)));
+    answers.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ data: { me: { userId: asked[i].userId, email: asked[i].email } } });
+    });
+  });
+
   it('serves the public catalogue without a token', async () => {
     const res = await gql('{ books(limit: 1) { id } }');
     expect(res.status).toBe(200);

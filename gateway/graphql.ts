@@ -34,7 +34,7 @@ export interface GatewayContext {
 }
 
 export interface GraphqlGatewayDeps {
-  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy'>>;
+  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries'>>;
   logger: Logger;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
@@ -206,7 +206,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const forwarding = config.trustProxy ? gatewayForwarding(config.trustProxy) : undefined;
   if (!config.apolloTelemetryDisabled) logger.info('Apollo usage telemetry is enabled (APOLLO_TELEMETRY_DISABLED=0)');
   let server: ApolloServer<GatewayContext> | undefined;
-  const subgraphs = createSubgraphFetcher();
+  const subgraphs = createSubgraphFetcher({ deduplicate: config.gatewayDeduplicateQueries ?? true });
 
   /** The Apollo Server's answer to one JSON post, as expressMiddleware would send it. */
   const answer = async (req: http.IncomingMessage, res: http.ServerResponse, running: ApolloServer<GatewayContext>, bytes: Buffer): Promise<void> => {

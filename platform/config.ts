@@ -92,6 +92,11 @@ export interface Config {
    * gateway is constructed, so loadConfig also writes the variable there (see below).
    */
   apolloTelemetryDisabled: boolean;
+  /**
+   * `GATEWAY_DEDUPLICATE_QUERIES` (default true): identical subgraph queries in flight at the gateway
+   * share one call (gateway/subgraph-fetcher.ts).
+   */
+  gatewayDeduplicateQueries: boolean;
   authRateLimit: { windowMs: number; max: number };
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -151,6 +156,12 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
     }
     return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = read(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+    return raw === 'true';
   };
 
   const dataDir = path.resolve(read('DATA_DIR') ?? 'data');
@@ -290,6 +301,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
     seedDemoCatalogue: (read('SEED_DEMO_CATALOGUE') ?? (options.embedded ? 'true' : 'false')) === 'true',
     apolloTelemetryDisabled,
+    gatewayDeduplicateQueries: bool('GATEWAY_DEDUPLICATE_QUERIES', true),
     stripe: {
       secretKey: stripeKey ?? (useSimulator ? 'sk_test_bookstore_simulator' : undefined),
       webhookSecret,
