@@ -16,7 +16,8 @@
  *
  * `node dist/bench/gateway.js [seconds=10]`; `--profile=<dir>` instead profiles our gateway
  * (`node --cpu-prof`) under each path's load, one gateway process per path, and prints the top
- * frames by self time.
+ * frames by self time and by total time (bench/profile.ts); with `--hive` it profiles Hive Gateway
+ * the same way after ours.
  */
 import 'reflect-metadata';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -27,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { load, type LoadResult } from './load';
-import { topFrames } from './profile';
+import { topFrames, topLayers } from './profile';
 
 const CONNECTIONS = 10;
 const WARMUP_SECONDS = 2;
@@ -39,6 +40,9 @@ export const QUERIES = {
   books: '{ books(limit: 10) { id title price } }',
   topBooks: '{ bookReport { topBooks { bookId quantitySold book { id title price } } } }',
 };
+
+/** The targets of the gateways run with in-flight deduplication off, each compared with the other. */
+const ALONE = { ours: 'ours, no dedup', Hive: 'Hive, no dedup' } as const;
 
 const NGINX_INSTALL = 'apt-get install -y --no-install-recommends nginx-light';
 
@@ -102,6 +106,41 @@ async function ready({ child, name }: Started, probe: () => Promise<boolean>): P
   }
 }
 
+/**
+ * CPU time (user and system, ms) the processes of a group have used so far, from Linux's /proc
+ * (undefined elsewhere). A profile's samples are wall time: a process descheduled inside a socket
+ * write shows that time in `writev` without spending a CPU on it, so what a request costs is read here.
+ */
+function groupCpuMs({ child }: Started): number | undefined {
+  if (process.platform !== 'linux' || child.pid === undefined) return undefined;
+  let ticks = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // After "pid (comm) ": state, ppid, pgrp, …, utime (14th field), stime (15th), in clock ticks of 10 ms.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === child.pid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
+
+/** CPU µs per request of the target's own process group and of the services, over a measured load. */
+export interface CpuPerRequest {
+  gateway?: number;
+  services?: number;
+}
+
+/** The processes whose CPU a load is charged to: the target's (none when it is the service itself) and the services'. */
+interface Charged {
+  gateways: Partial<Record<string, Started>>;
+  services: Started;
+}
+
 interface Services {
   urls: Record<'auth' | 'user' | 'book' | 'analytics', string>;
   authorization: string;
@@ -121,7 +160,7 @@ async function startServices(): Promise<{ started: Started; services: Services }
   return { started, services };
 }
 
-async function startOurGateway(services: Services, port: number, nodeArgs: string[] = []): Promise<Started> {
+async function startOurGateway(services: Services, port: number, nodeArgs: string[] = [], deduplicate = true): Promise<Started> {
   const started = startGroup('our gateway', process.execPath, [...nodeArgs, path.join(dist, 'gateway', 'main.js')], {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -132,6 +171,7 @@ async function startOurGateway(services: Services, port: number, nodeArgs: strin
     BOOK_URL: services.urls.book,
     ANALYTICS_URL: services.urls.analytics,
     APOLLO_TELEMETRY_DISABLED: '1',
+    GATEWAY_DEDUPLICATE_QUERIES: String(deduplicate),
     INTERNAL_API_KEY: randomBytes(16).toString('hex'),
     DB_URL: '',
     KAFKA_BROKERS: '',
@@ -151,13 +191,26 @@ function supergraphFor(services: Services, dir: string): string {
   return file;
 }
 
-async function startHive(services: Services, port: number, dir: string): Promise<Started> {
+async function startHive(services: Services, port: number, dir: string, nodeArgs: string[] = [], deduplicate = true): Promise<Started> {
   const bin = path.join(root, 'node_modules', '@graphql-hive', 'gateway', 'dist', 'bin.js');
   const started = startGroup(
     'Hive Gateway',
     process.execPath,
-    [bin, '--fork', '1', '-c', path.join(root, 'bench', 'hive-gateway.config.mjs'), 'supergraph', supergraphFor(services, dir), '--host', '127.0.0.1', '--port', String(port)],
-    { NODE_ENV: 'production' },
+    [
+      ...nodeArgs,
+      bin,
+      '--fork',
+      '1',
+      '-c',
+      path.join(root, 'bench', 'hive-gateway.config.mjs'),
+      'supergraph',
+      supergraphFor(services, dir),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
+    { NODE_ENV: 'production', BENCH_HIVE_DEDUPLICATE: String(deduplicate) },
   );
   await ready(started, async () => {
     const res = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ __typename }"}' });
@@ -212,7 +265,7 @@ async function graphqlAnswer(url: string, authorization: string, query: string):
   return { text, data: body.data };
 }
 
-type Row = LoadResult & { target: string };
+type Row = LoadResult & { target: string; cpuUsPerRequest?: CpuPerRequest };
 
 interface Target {
   target: string;
@@ -230,17 +283,29 @@ interface Target {
  */
 const ROUND_SECONDS = 2;
 
-async function measure(targets: Target[], seconds: number): Promise<Row[]> {
-  for (const t of targets) await load({ ...t, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
+async function measure(targets: Target[], seconds: number, charged?: Charged, warmupSeconds = WARMUP_SECONDS): Promise<Row[]> {
+  if (warmupSeconds > 0) for (const t of targets) await load({ ...t, connections: CONNECTIONS, seconds: warmupSeconds });
   const rounds = Math.max(1, Math.round(seconds / ROUND_SECONDS));
   const results = targets.map(() => [] as LoadResult[]);
+  const cpuMs = targets.map(() => ({ gateway: 0, services: 0 }));
+  const cpuNow = (t: Target) => {
+    const gateway = charged?.gateways[t.target];
+    return { gateway: gateway ? groupCpuMs(gateway) : undefined, services: charged ? groupCpuMs(charged.services) : undefined };
+  };
   for (let round = 0; round < rounds; round += 1) {
-    for (const [i, t] of targets.entries()) results[i].push(await load({ ...t, connections: CONNECTIONS, seconds: seconds / rounds }));
+    for (const [i, t] of targets.entries()) {
+      const before = cpuNow(t);
+      results[i].push(await load({ ...t, connections: CONNECTIONS, seconds: seconds / rounds }));
+      const after = cpuNow(t);
+      cpuMs[i].gateway += (after.gateway ?? NaN) - (before.gateway ?? NaN);
+      cpuMs[i].services += (after.services ?? NaN) - (before.services ?? NaN);
+    }
   }
   return targets.map((t, i) => {
     const parts = results[i];
     const requests = parts.reduce((sum, r) => sum + r.requests, 0);
     const weighted = (pick: (r: LoadResult) => number) => Number((parts.reduce((sum, r) => sum + pick(r) * r.requests, 0) / Math.max(1, requests)).toFixed(1));
+    const perRequest = (ms: number) => (Number.isFinite(ms) && requests > 0 ? Math.round((ms * 1000) / requests) : undefined);
     return {
       target: t.target,
       requestsPerSecond: Math.round(requests / seconds),
@@ -250,6 +315,7 @@ async function measure(targets: Target[], seconds: number): Promise<Row[]> {
       non2xx: parts.reduce((sum, r) => sum + r.non2xx, 0),
       errors: parts.reduce((sum, r) => sum + r.errors, 0),
       mismatches: parts.reduce((sum, r) => sum + r.mismatches, 0),
+      cpuUsPerRequest: { gateway: perRequest(cpuMs[i].gateway), services: perRequest(cpuMs[i].services) },
     };
   });
 }
@@ -258,12 +324,15 @@ interface Endpoints {
   services: Services;
   ours: string;
   hive?: string;
+  /** The same two gateways with in-flight deduplication off: each request its own subgraph calls. */
+  oursAlone?: string;
+  hiveAlone?: string;
   nginx?: string;
 }
 
 /** Every path's targets, each with the checked body every answer must equal. */
 async function paths(endpoints: Endpoints) {
-  const { services, ours, hive, nginx } = endpoints;
+  const { services, ours, hive, oursAlone, hiveAlone, nginx } = endpoints;
   const { authorization } = services;
   const json = { authorization, 'content-type': 'application/json' };
 
@@ -288,6 +357,8 @@ async function paths(endpoints: Endpoints) {
     for (const [target, base] of [
       ['ours', ours],
       ['Hive', hive],
+      [ALONE.ours, oursAlone],
+      [ALONE.Hive, hiveAlone],
     ] as const) {
       if (!base) continue;
       answers.push({ target, url: `${base}/graphql`, ...(await graphqlAnswer(`${base}/graphql`, authorization, query)) });
@@ -339,12 +410,15 @@ export interface GatewayRows {
 }
 
 export function gatewayTable(result: GatewayRows): string {
-  const lines = ['| Path | via | req/s | p50 ms | p99 ms | ratio (req/s, p50, p99) | bad answers |', '|---|---|---|---|---|---|---|'];
+  const lines = ['| Path | via | req/s | p50 ms | p99 ms | ratio (req/s, p50, p99) | CPU µs/request (gateway · services) | bad answers |', '|---|---|---|---|---|---|---|---|'];
+  const cpu = ({ cpuUsPerRequest: c }: Row) => (c ? `${c.gateway ?? '–'} · ${c.services ?? '–'}` : '');
   const add = (label: string, rows: Row[], reference: string) => {
     for (const row of rows) {
-      const r = row.target === reference ? undefined : compared(row, by(rows, reference));
-      const vs = r ? `${r.throughput}× · ${r.p50}× · ${r.p99}× of ${reference}` : '';
-      lines.push(`| ${label} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${vs} | ${row.non2xx + row.errors + row.mismatches} |`);
+      // Our gateway without deduplication is compared with Hive Gateway without it.
+      const against = row.target === ALONE.ours ? ALONE.Hive : reference;
+      const r = row.target === against || row.target === ALONE.Hive ? undefined : compared(row, by(rows, against));
+      const vs = r ? `${r.throughput}× · ${r.p50}× · ${r.p99}× of ${against}` : '';
+      lines.push(`| ${label} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${vs} | ${cpu(row)} | ${row.non2xx + row.errors + row.mismatches} |`);
     }
   };
   add('`GET /api/books/{id}`', result.rest, 'direct');
@@ -357,11 +431,11 @@ export function gatewayTable(result: GatewayRows): string {
   return lines.join('\n');
 }
 
-async function withServices<T>(run: (services: Services, dir: string) => Promise<T>): Promise<T> {
+async function withServices<T>(run: (services: Services, dir: string, process: Started) => Promise<T>): Promise<T> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-gateway-'));
   const { started, services } = await startServices();
   try {
-    return await run(services, dir);
+    return await run(services, dir, started);
   } finally {
     await stopGroup(started);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -369,18 +443,27 @@ async function withServices<T>(run: (services: Services, dir: string) => Promise
 }
 
 export async function gatewayBench(seconds = 10) {
-  return withServices(async (services, dir) => {
-    const [oursPort, hivePort, nginxPort] = [await freePort(), await freePort(), await freePort()];
+  return withServices(async (services, dir, servicesProcess) => {
+    const [oursPort, hivePort, nginxPort, oursAlonePort, hiveAlonePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const running: Started[] = [];
     try {
-      running.push(await startOurGateway(services, oursPort));
-      running.push(await startHive(services, hivePort, dir));
+      const ours = await startOurGateway(services, oursPort);
+      running.push(ours);
+      const hive = await startHive(services, hivePort, dir);
+      running.push(hive);
+      const oursAlone = await startOurGateway(services, oursAlonePort, [], false);
+      running.push(oursAlone);
+      const hiveAlone = await startHive(services, hiveAlonePort, dir, [], false);
+      running.push(hiveAlone);
       const nginx = await startNginx(services.urls.book, nginxPort, dir);
       if (nginx) running.push(nginx);
+      const charged: Charged = { gateways: { ours, Hive: hive, [ALONE.ours]: oursAlone, [ALONE.Hive]: hiveAlone, nginx }, services: servicesProcess };
       const targets = await paths({
         services,
         ours: `http://127.0.0.1:${oursPort}`,
         hive: `http://127.0.0.1:${hivePort}`,
+        oursAlone: `http://127.0.0.1:${oursAlonePort}`,
+        hiveAlone: `http://127.0.0.1:${hiveAlonePort}`,
         nginx: nginx ? `http://127.0.0.1:${nginxPort}` : undefined,
       });
       const result = {
@@ -388,11 +471,11 @@ export async function gatewayBench(seconds = 10) {
         connections: CONNECTIONS,
         seconds,
         loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
-        rest: await measure(targets.rest, seconds),
-        dashboard: await measure(targets.dashboard, seconds),
-        books: await measure(targets.books, seconds),
-        topBooks: await measure(targets.topBooks, seconds),
-        restDashboard: await measure(targets.restDashboard, seconds),
+        rest: await measure(targets.rest, seconds, charged),
+        dashboard: await measure(targets.dashboard, seconds, charged),
+        books: await measure(targets.books, seconds, charged),
+        topBooks: await measure(targets.topBooks, seconds, charged),
+        restDashboard: await measure(targets.restDashboard, seconds, charged),
       };
       return { ...result, table: gatewayTable(result) };
     } finally {
@@ -401,31 +484,66 @@ export async function gatewayBench(seconds = 10) {
   });
 }
 
-/** Our gateway under each path's load with `--cpu-prof`, one process per path; the top frames of each. */
-export async function gatewayProfile(dir: string, seconds = 10) {
+/** What a profile says about one gateway under one path's load. */
+export interface PathProfile {
+  load: { requestsPerSecond: number; p50Ms: number; bad: number; cpuUsPerRequest?: CpuPerRequest };
+  self: ReturnType<typeof topFrames>;
+  total: ReturnType<typeof topLayers>;
+}
+
+/** Of the profiles a run wrote (Hive Gateway's primary and its worker), the one with the most samples. */
+function busiestProfile(dir: string): string {
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(dir, f));
+  if (files.length === 0) throw new Error(`no CPU profile was written in ${dir}`);
+  return files.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0];
+}
+
+/**
+ * Each gateway under each path's load with `--cpu-prof` (Hive Gateway's worker inherits it), one
+ * process per gateway and path; the top frames by self time and by total time of each. Only the
+ * measured load counts: start-up and warm-up are left out of the profile.
+ */
+export async function gatewayProfile(dir: string, seconds = 10, withHive = false) {
   fs.mkdirSync(dir, { recursive: true });
-  return withServices(async (services) => {
+  return withServices(async (services, scratch, servicesProcess) => {
     const port = await freePort();
-    const profiles: Record<string, ReturnType<typeof topFrames>> = {};
-    for (const name of ['rest', 'dashboard', 'books', 'topBooks'] as const) {
-      const out = path.join(dir, name);
-      fs.rmSync(out, { recursive: true, force: true });
-      const began = Date.now();
-      const gateway = await startOurGateway(services, port, ['--cpu-prof', `--cpu-prof-dir=${out}`]);
-      let skipMs = 0;
-      try {
-        const targets = await paths({ services, ours: `http://127.0.0.1:${port}` });
-        const [target] = targets[name].filter((t) => t.target === 'ours');
-        await load({ ...target, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
-        // Only the measured load counts: start-up and warm-up are left out of the profile.
-        skipMs = Date.now() - began;
-        const row = await load({ ...target, connections: CONNECTIONS, seconds });
-        process.stderr.write(`${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, bad ${row.non2xx + row.errors + row.mismatches}\n`);
-      } finally {
-        await stopGroup(gateway);
+    const gateways = withHive ? (['ours', 'Hive'] as const) : (['ours'] as const);
+    const profiles: Partial<Record<'ours' | 'Hive', Record<string, PathProfile>>> = {};
+    for (const gateway of gateways) {
+      const byPath: Record<string, PathProfile> = {};
+      for (const name of ['rest', 'dashboard', 'books', 'topBooks'] as const) {
+        if (gateway === 'Hive' && name === 'rest') continue;
+        const out = path.join(dir, gateway, name);
+        fs.rmSync(out, { recursive: true, force: true });
+        fs.mkdirSync(out, { recursive: true });
+        const began = Date.now();
+        const started =
+          gateway === 'ours'
+            ? await startOurGateway(services, port, ['--cpu-prof', `--cpu-prof-dir=${out}`])
+            : await startHive(services, port, scratch, ['--cpu-prof', `--cpu-prof-dir=${out}`]);
+        let skipMs = 0;
+        let measured: PathProfile['load'];
+        try {
+          const targets = await paths({ services, ...(gateway === 'ours' ? { ours: `http://127.0.0.1:${port}` } : { ours: '', hive: `http://127.0.0.1:${port}` }) });
+          const [target] = targets[name].filter((t) => t.target === gateway);
+          await load({ ...target, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
+          skipMs = Date.now() - began;
+          const [row] = await measure([target], seconds, { gateways: { [gateway]: started }, services: servicesProcess }, 0);
+          measured = { requestsPerSecond: row.requestsPerSecond, p50Ms: row.p50Ms, bad: row.non2xx + row.errors + row.mismatches, cpuUsPerRequest: row.cpuUsPerRequest };
+          const cpu = row.cpuUsPerRequest;
+          process.stderr.write(
+            `${gateway} ${name}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, CPU µs/request gateway ${cpu?.gateway} services ${cpu?.services}, bad ${measured.bad}\n`,
+          );
+        } finally {
+          await stopGroup(started);
+        }
+        const file = busiestProfile(out);
+        byPath[name] = { load: measured, self: topFrames(file, 15, skipMs), total: topLayers(file, 30, skipMs) };
       }
-      const [file] = fs.readdirSync(out).filter((f) => f.endsWith('.cpuprofile'));
-      profiles[name] = topFrames(path.join(out, file), 15, skipMs);
+      profiles[gateway] = byPath;
     }
     return profiles;
   });
@@ -434,7 +552,8 @@ export async function gatewayProfile(dir: string, seconds = 10) {
 if (require.main === module) {
   const profileArg = process.argv.find((arg) => arg.startsWith('--profile='));
   const seconds = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || Number(process.env.BENCH_SECONDS) || undefined;
-  (profileArg ? gatewayProfile(profileArg.slice('--profile='.length), seconds) : gatewayBench(seconds)).then(
+  const profiling = profileArg ? gatewayProfile(profileArg.slice('--profile='.length), seconds, process.argv.includes('--hive')) : undefined;
+  (profiling ?? gatewayBench(seconds)).then(
     (result) => {
       if ('table' in result && typeof result.table === 'string') process.stderr.write(`${result.table}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);
