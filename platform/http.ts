@@ -35,15 +35,28 @@ const inFlight = new WeakMap<http.Server, Set<http.ServerResponse>>();
 
 /**
  * Keeps the responses under way, so a closing server can tell their keep-alive connections to
- * close once answered; a request arriving on such a connection while the server closes gets the
- * same word. Put before the app's own listener.
+ * close once answered, and wait for them; a request arriving on such a connection while the server
+ * closes gets the same word. A response stays under way until its handler ends it, even when the
+ * client left before: its handler may still be using the database the service is about to close.
+ * Put before the app's own listener.
  */
 function trackInFlight(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const responses = new Set<http.ServerResponse>();
   inFlight.set(server, responses);
   return (_req, res) => {
     responses.add(res);
-    res.once('close', () => responses.delete(res));
+    res.once('close', () => {
+      if (res.writableEnded) {
+        responses.delete(res);
+        return;
+      }
+      // The client left first; no event follows the handler's own end, so the end says it.
+      const end = res.end.bind(res);
+      res.end = ((...args: Parameters<typeof end>) => {
+        responses.delete(res);
+        return end(...args);
+      }) as typeof res.end;
+    });
     if (!server.listening) res.setHeader('Connection', 'close');
   };
 }
@@ -51,11 +64,14 @@ function trackInFlight(server: http.Server): (req: http.IncomingMessage, res: ht
 /**
  * Stops accepting (new connections are refused), lets in-flight requests finish (up to `graceMs`),
  * then drops what is left. A kept-alive connection closes as soon as its request is answered,
- * rather than idling until the client or the grace period ends it.
+ * rather than idling until the client or the grace period ends it. Resolves once every handler has
+ * ended its response, including those whose client went away, or the grace period is over.
  */
 export function closeServer(server: http.Server, graceMs = 10_000): Promise<void> {
-  return new Promise((resolve) => {
-    for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.setHeader('Connection', 'close');
+  const responses = inFlight.get(server) ?? new Set<http.ServerResponse>();
+  const deadline = Date.now() + graceMs;
+  return new Promise<void>((resolve) => {
+    for (const res of responses) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Responses that had already started (or servers not made by listen) leave idle connections behind.
     const sweep = setInterval(() => server.closeIdleConnections(), 100);
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -67,6 +83,8 @@ export function closeServer(server: http.Server, graceMs = 10_000): Promise<void
       resolve();
     });
     server.closeIdleConnections();
+  }).then(async () => {
+    while (responses.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   });
 }
 
