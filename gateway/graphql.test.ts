@@ -227,3 +227,74 @@ describe("the gateway's subgraph requests", () => {
     }
   });
 });
+
+describe("what the gateway makes of a subgraph's answer", () => {
+  let answer: { status: number; headers: Record<string, string>; body: string };
+  let subgraph: Server;
+  let server: Server;
+  let base: string;
+  let graphqlGateway: ReturnType<typeof createGraphqlGateway>;
+
+  beforeAll(async () => {
+    subgraph = await new Promise<Server>((resolve) => {
+      const s = express()
+        .post('/graphql', (_req, res) => {
+          res.status(answer.status).set(answer.headers).send(answer.body);
+        })
+        .listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const urls = { book: `http://127.0.0.1:${(subgraph.address() as AddressInfo).port}` } as Config['urls'];
+    graphqlGateway = createGraphqlGateway({ config: { urls, apolloTelemetryDisabled: true }, logger });
+    const app = express();
+    await graphqlGateway.mount(app);
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await graphqlGateway.stop();
+    await new Promise((resolve) => subgraph.close(resolve));
+  });
+
+  const json = { 'content-type': 'application/json' };
+
+  it('passes a 401 on as UNAUTHENTICATED and a 403 as FORBIDDEN, without the raw answer', async () => {
+    for (const [status, code] of [
+      [401, 'UNAUTHENTICATED'],
+      [403, 'FORBIDDEN'],
+    ] as const) {
+      answer = { status, headers: json, body: JSON.stringify({ secret: 'internal detail' }) };
+      const res = await graphql(base, '{ books { id } }');
+      expect(res.status).toBe(200);
+      expect(errorCodes(res.body)).toEqual([code]);
+      expect(JSON.stringify(res.body)).not.toMatch(/internal detail|127\.0\.0\.1/);
+    }
+  });
+
+  it('answers a generic internal error for a 500 page, a body that is not a JSON object, or broken JSON', async () => {
+    for (const bad of [
+      { status: 500, headers: { 'content-type': 'text/html' }, body: '<h1>boom</h1>' },
+      { status: 200, headers: json, body: '[1, 2]' },
+      { status: 200, headers: { 'content-type': 'text/plain' }, body: 'not json' },
+      { status: 200, headers: json, body: '{"data":' },
+    ]) {
+      answer = bad;
+      const res = await graphql(base, '{ books { id } }');
+      expect(res.status).toBe(200);
+      expect(res.body.errors).toEqual([expect.objectContaining({ message: 'An unexpected error occurred', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+      expect(JSON.stringify(res.body)).not.toMatch(/boom|not json|127\.0\.0\.1/);
+    }
+  });
+
+  it("makes an answer cacheable only as far as the subgraph's Cache-Control allows", async () => {
+    const books = JSON.stringify({ data: { books: [{ __typename: 'Book', id: 'b1' }] } });
+    answer = { status: 200, headers: { ...json, 'cache-control': 'max-age=60, public' }, body: books };
+    const cacheable = await graphql(base, '{ books { id } }');
+    expect(cacheable.body).toEqual({ data: { books: [{ id: 'b1' }] } });
+    expect(cacheable.headers['cache-control']).toBe('max-age=60, public');
+    answer = { status: 200, headers: json, body: books };
+    expect((await graphql(base, '{ books { id } }')).headers['cache-control']).toBe('no-store');
+  });
+});
