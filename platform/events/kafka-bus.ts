@@ -56,15 +56,21 @@ const PINO_METHODS = { [ERROR]: 'error', [WARN]: 'warn', [INFO]: 'info', [DEBUG]
 const { errorCodes } = require('kafkajs/src/protocol/error') as { errorCodes: { message: string; retriable: boolean }[] };
 const PASSING_KAFKA_ERRORS = new Set([...errorCodes.filter((code) => code.retriable).map((code) => code.message), 'Topic with this name already exists']);
 
-function kafkaLogCreator(logger: Logger) {
+/** kafkajs's producer reports a send it is about to retry with the broker's message after this. */
+const RETRIED_SEND = 'Failed to send messages: ';
+
+export function kafkaLogCreator(logger: Logger) {
   return () =>
     ({ namespace, level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _name, ...fields } = log as { message: string; [key: string]: unknown };
       // We limit the idempotent producer's retries on purpose (see publish) and the consumers are
       // idempotent, so kafkajs's exactly-once warning is noise. A request answered with an error
-      // kafkajs retries (a topic not served yet, a concurrent transaction step), or told that a topic
-      // exists already, is not a failure of ours: it is logged, but not at error level.
-      const transient = level === ERROR && PASSING_KAFKA_ERRORS.has(typeof fields.error === 'string' ? fields.error : message);
+      // kafkajs retries (a topic not served yet, a concurrent transaction step, also when the
+      // producer reports it as a failed send it retries), or told that a topic exists already, is
+      // not a failure of ours: it is logged, but not at error level. A send that runs out of retries
+      // fails the publish, and the outbox relay logs that.
+      const reported = typeof fields.error === 'string' ? fields.error : message.startsWith(RETRIED_SEND) ? message.slice(RETRIED_SEND.length) : message;
+      const transient = level === ERROR && PASSING_KAFKA_ERRORS.has(reported);
       const method = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : transient ? 'warn' : PINO_METHODS[level];
       logger[method]({ kafka: namespace, ...fields }, message);
     };

@@ -1,0 +1,23 @@
+import { logLevel } from 'kafkajs';
+import { captureLog } from '../../test/hostile';
+import { kafkaLogCreator } from './kafka-bus';
+
+describe("kafkajs's log lines in ours", () => {
+  const entry = (level: logLevel, log: Record<string, unknown>) => ({ namespace: 'Producer', level, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', ...log } });
+
+  it('logs a failure kafkajs retries at warn, and any other failure at error', () => {
+    const capture = captureLog('debug');
+    const write = kafkaLogCreator(capture.logger)(logLevel.ERROR);
+    const concurrent = 'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing';
+    write(entry(logLevel.ERROR, { message: `Failed to send messages: ${concurrent}`, retryCount: 0 }));
+    write(entry(logLevel.ERROR, { message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }));
+    write(entry(logLevel.ERROR, { message: 'Failed to send messages: The request included a message larger than the max message size the server will accept' }));
+    write(entry(logLevel.ERROR, { message: 'Crash: something unexpected' }));
+    expect(capture.entriesAtLeast(40).map((line) => [line.level, line.msg])).toEqual([
+      [40, `Failed to send messages: ${concurrent}`],
+      [40, 'Response AddPartitionsToTxn(key: 24, version: 1)'],
+      [50, 'Failed to send messages: The request included a message larger than the max message size the server will accept'],
+      [50, 'Crash: something unexpected'],
+    ]);
+  });
+});
