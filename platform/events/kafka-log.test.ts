@@ -1,13 +1,18 @@
-import { logLevel } from 'kafkajs';
+import { logLevel, type LogEntry } from 'kafkajs';
 import { captureLog } from '../../test/hostile';
 import { kafkaLogCreator } from './kafka-bus';
 
 describe("kafkajs's log lines in ours", () => {
-  const entry = (level: logLevel, log: Record<string, unknown>) => ({ namespace: 'Producer', level, label: 'ERROR', log: { timestamp: 'now', logger: 'kafkajs', ...log } });
+  const entry = (level: logLevel, log: { message: string; [key: string]: unknown }): LogEntry => ({
+    namespace: 'Producer',
+    level,
+    label: 'ERROR',
+    log: { timestamp: 'now', logger: 'kafkajs', ...log },
+  });
 
   it('logs a failure kafkajs retries at warn, and any other failure at error', () => {
     const capture = captureLog('debug');
-    const write = kafkaLogCreator(capture.logger)(logLevel.ERROR);
+    const write = kafkaLogCreator(capture.logger)();
     const concurrent = 'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing';
     write(entry(logLevel.ERROR, { message: `Failed to send messages: ${concurrent}`, retryCount: 0 }));
     write(entry(logLevel.ERROR, { message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }));
