@@ -180,13 +180,16 @@ async function startOurGateway(services: Services, port: number, nodeArgs: strin
   return started;
 }
 
-/** The committed supergraph with its routing URLs pointed at this run's services. */
-function supergraphFor(services: Services, dir: string): string {
+/**
+ * The committed supergraph with its routing URLs pointed at this run's services, in a file of its
+ * own for each Hive Gateway: it watches the file, and one rewritten under it reads as empty.
+ */
+function supergraphFor(services: Services, dir: string, port: number): string {
   let sdl = fs.readFileSync(path.join(root, 'schema', 'supergraph.graphql'), 'utf8');
   for (const [name, url] of Object.entries(services.urls)) {
     sdl = sdl.replace(new RegExp(`(join__graph\\(name: "${name}", url: ")[^"]*(")`), `$1${url}/graphql$2`);
   }
-  const file = path.join(dir, 'supergraph.graphql');
+  const file = path.join(dir, `supergraph-${port}.graphql`);
   fs.writeFileSync(file, sdl);
   return file;
 }
@@ -204,7 +207,7 @@ async function startHive(services: Services, port: number, dir: string, nodeArgs
       '-c',
       path.join(root, 'bench', 'hive-gateway.config.mjs'),
       'supergraph',
-      supergraphFor(services, dir),
+      supergraphFor(services, dir, port),
       '--host',
       '127.0.0.1',
       '--port',
