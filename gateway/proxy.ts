@@ -151,8 +151,9 @@ export function createRestProxy(options: RestProxyOptions): RestProxy {
   // Upstream connections are kept alive and reused (a connection per request would pay a TCP
   // handshake each time), through undici: beside a node:http client doing the same forward, it took
   // a sixth less CPU per request. One bound covers connecting, waiting for the answer's head and a
-  // stall mid-answer (or mid-upload): before the head the client gets the 503; after it, the answer
-  // is cut and the client sees it broken off.
+  // stall mid-answer: before the head the client gets the 503; after it, the answer is cut and the
+  // client sees it broken off. A client that stalls its own upload is bounded by the gateway
+  // server's request timeout (Node's `requestTimeout`, 300 s), which ends the upstream request too.
   const dispatcher = new Agent({ connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   const targets = new Map<string, URL>();
   const targetOf = (base: string): URL => {
