@@ -119,6 +119,46 @@ describe('what the gateway forwards', () => {
     expect(res.body.equals(body)).toBe(true);
   });
 
+  it("keeps every value of a header the answer repeats, and leaves the connection's own headers to each side", async () => {
+    const seen: http.IncomingHttpHeaders[] = [];
+    const upstream = http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(
+        200,
+        [
+          ['Set-Cookie', 'a=1'],
+          ['Set-Cookie', 'b=2'],
+          ['Vary', 'Origin'],
+          ['Vary', 'Accept'],
+          ['Connection', 'X-Hop'],
+          ['X-Hop', 'only for this connection'],
+          ['Content-Type', 'text/plain'],
+        ].flat(),
+      );
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      const gateway = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+      const res = await rawRequest(gateway.url, 'GET', '/analytics/x', {
+        Connection: 'keep-alive, X-Client-Hop',
+        'X-Client-Hop': 'mine',
+        'Keep-Alive': 'timeout=5',
+        TE: 'trailers',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.toString()).toBe('ok');
+      expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+      expect(res.headers.vary).toBe('Origin, Accept');
+      expect(res.headers['x-hop']).toBeUndefined();
+      expect(seen[0]).not.toHaveProperty('x-client-hop');
+      expect(seen[0]).not.toHaveProperty('te');
+      expect(seen[0]['keep-alive']).toBeUndefined();
+    } finally {
+      await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+
   it('keeps a valid incoming X-Request-Id and replaces a malformed one', async () => {
     const kept = await notUnderContract(request(recorded.url).get('/analytics/dashboard'), 'the recording stub answers').set('X-Request-Id', 'order-42.retry:1');
     expect(kept.headers['x-request-id']).toBe('order-42.retry:1');

@@ -211,14 +211,17 @@ export function createRestProxy(options: RestProxyOptions): RestProxy {
         else for (const [name, value] of Object.entries(parsed)) if (value !== undefined) pairs.push([name, value]);
         const answerNamed = new Set<string>();
         for (const [name, value] of pairs) if (name.toLowerCase() === 'connection') for (const listed of connectionNamed(String(value)) ?? []) answerNamed.add(listed);
+        const seen = new Set<string>();
         for (const [name, value] of pairs) {
           const lower = name.toLowerCase();
           if (HOP_BY_HOP.has(lower) || answerNamed.has(lower)) continue;
-          const previous = res.getHeader(name);
-          // A repeated header (Set-Cookie) keeps every value; any other replaces what the gateway set.
-          if (previous !== undefined && lower === 'set-cookie')
-            res.setHeader(name, [...(Array.isArray(previous) ? previous : [String(previous)]), ...(Array.isArray(value) ? value : [value])]);
-          else res.setHeader(name, value);
+          const previous = seen.has(lower) ? res.getHeader(name) : undefined;
+          seen.add(lower);
+          // The answer's header replaces one the gateway set (its request id); a header the answer
+          // repeats keeps every value: Set-Cookie as a list, any other joined as one field.
+          if (previous === undefined) res.setHeader(name, value);
+          else if (lower === 'set-cookie') res.setHeader(name, [...(Array.isArray(previous) ? previous : [String(previous)]), ...(Array.isArray(value) ? value : [value])]);
+          else res.setHeader(name, `${String(previous)}, ${Array.isArray(value) ? value.join(', ') : value}`);
         }
         res.on('drain', () => controller.resume());
       },
@@ -233,16 +236,21 @@ export function createRestProxy(options: RestProxyOptions): RestProxy {
         fail(error);
       },
     };
-    dispatcher.dispatch(
-      {
-        origin: target.origin,
-        path: `${target.pathname === '/' ? '' : target.pathname}${req.url ?? ''}`,
-        method: req.method as Dispatcher.HttpMethod,
-        headers,
-        body: bodiless ? null : req,
-      },
-      handler,
-    );
+    try {
+      dispatcher.dispatch(
+        {
+          origin: target.origin,
+          path: `${target.pathname === '/' ? '' : target.pathname}${req.url ?? ''}`,
+          method: req.method as Dispatcher.HttpMethod,
+          headers,
+          body: bodiless ? null : req,
+        },
+        handler,
+      );
+    } catch (error) {
+      // A request undici refuses outright (the dispatcher closed while the gateway stops).
+      fail(error instanceof Error ? error : new Error(String(error)));
+    }
   };
 
   /** The gateway's part of a proxied request: the request id settled on, the forwarded headers set, the request sent. */
