@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import importX from 'eslint-plugin-import-x';
+import jest from 'eslint-plugin-jest';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -85,6 +86,28 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       // `expect(mock.method)` and patching a prototype take methods off their objects on purpose.
       '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+
+  // A test that cannot fail because it does not run: no focused or disabled tests reach the main
+  // branch. A test skipped because its infrastructure is missing goes through test/skip.ts, the one
+  // file allowed to call `.skip`, so each skip is conditional, says what would run it, and is counted
+  // per CI run (.ci/summary.js).
+  {
+    files: TEST_FILES,
+    plugins: { jest },
+    rules: {
+      'jest/no-focused-tests': 'error',
+      'jest/no-disabled-tests': 'error',
+      'jest/no-identical-title': 'error',
+      'jest/valid-expect': 'error',
+      // A hook that arranges a suite checks its steps as a test does; a failure there fails the block's tests.
+      'jest/no-standalone-expect': ['error', { additionalTestBlockFunctions: ['beforeAll', 'beforeEach', 'itIf'] }],
+      'no-restricted-properties': [
+        'error',
+        ...['describe', 'it', 'test'].map((object) => ({ object, property: 'skip', message: 'Skip through describeIf/itIf (test/skip.ts), which say what would run the test.' })),
+        ...['it', 'test'].map((object) => ({ object, property: 'todo', message: 'A test to write is an issue, not a test that passes.' })),
+      ],
     },
   },
 

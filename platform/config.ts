@@ -83,6 +83,8 @@ export interface Config {
   };
   /** Failed logins for one account (from any client) allowed per window before 429. */
   loginThrottle: { windowMs: number; maxFailures: number };
+  /** `REGISTRATION_PROFILE_TIMEOUT_MS` (default 5 s): how long registration waits for the user service to create the profile (503 beyond). */
+  registrationProfileTimeoutMs: number;
   bootstrapAdmin: { email: string; password: string } | undefined;
   /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
   seedDemoCatalogue: boolean;
@@ -298,6 +300,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       windowMs: int('LOGIN_THROTTLE_WINDOW_MS', 15 * 60 * 1000, 1),
       maxFailures: int('LOGIN_THROTTLE_MAX_FAILURES', 10, 1),
     },
+    registrationProfileTimeoutMs: int('REGISTRATION_PROFILE_TIMEOUT_MS', 5000, 1),
     bootstrapAdmin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
     seedDemoCatalogue: (read('SEED_DEMO_CATALOGUE') ?? (options.embedded ? 'true' : 'false')) === 'true',
     apolloTelemetryDisabled,

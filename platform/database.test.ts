@@ -3,15 +3,14 @@
  * first migrates, the others find nothing to do, and all of them come up.
  */
 import { TestDatabases } from '../test/event-fixtures';
+import { itIf } from '../test/skip';
 import { runConfig } from '../test/stack';
 import { OutboxEvent } from './events/outbox';
 
 const databases = new TestDatabases();
 afterAll(() => databases.dropAll());
 
-const onMysql = runConfig.dbUrl ? it : it.skip;
-
-onMysql('migrates an empty database once when four processes open it at the same moment', async () => {
+itIf(runConfig.dbUrl !== undefined, 'set DB_URL to run')('migrates an empty database once when four processes open it at the same moment', async () => {
   const opened = await Promise.all([1, 2, 3, 4].map(() => databases.open('migration_race')));
 
   const applied = await opened[0].dataSource.query<{ name: string; times: number }[]>('SELECT name, COUNT(*) AS times FROM migrations GROUP BY name ORDER BY name');

@@ -26,7 +26,8 @@ export class DatabaseRateLimitStore implements Store {
     readonly prefix: string,
   ) {}
 
-  init(options: Options): void {
+  /** express-rate-limit passes its options; other users of the store give the window alone. */
+  init(options: Pick<Options, 'windowMs'>): void {
     this.windowMs = options.windowMs;
   }
 

@@ -1,8 +1,10 @@
 /**
  * Process wiring shared by every `main.ts` and the embedded starter: configuration (failing fast
- * with the variable's name), logger, event bus, and a clean stop on SIGINT/SIGTERM.
+ * with the variable's name), logger, event bus, a clean stop on SIGINT/SIGTERM, and what an error
+ * nobody caught does to the process (platform/crash.ts).
  */
 import 'reflect-metadata';
+import { guardProcess, stopOnCrash } from './crash';
 import { ConfigError, loadConfig, type Config, type LoadOptions } from './config';
 import { MigrationLockTimeout, isDatabaseUnavailable, isDeadlock } from './database';
 import type { EventBus } from './events/bus';
@@ -37,7 +39,9 @@ function processBasics(options: LoadOptions): { config: Config; logger: Logger }
     }
     throw error;
   }
-  return { config, logger: createLogger(config.logLevel) };
+  const logger = createLogger(config.logLevel);
+  guardProcess(logger);
+  return { config, logger };
 }
 
 /**
@@ -48,28 +52,35 @@ export const STOP_BOUND_MS = 25_000;
 
 /**
  * Runs `stop` once on the first SIGINT or SIGTERM, then exits 0 (1 if it failed or took longer
- * than `boundMs`); a second signal exits at once.
+ * than `boundMs`); a second signal exits at once. An uncaught exception stops the same way, exiting 1.
  */
 export function stopOnSignals(logger: Logger, stop: () => Promise<void>, boundMs = STOP_BOUND_MS): void {
   let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) process.exit(1);
+  const stopThenExit = (exitCode: number) => {
     stopping = true;
-    logger.info({ signal }, 'stopping');
     setTimeout(() => {
       logger.error({ boundMs }, 'stop took too long; exiting');
       process.exit(1);
     }, boundMs).unref();
     stop().then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (error: unknown) => {
         logger.error({ err: error }, 'unclean stop');
         process.exit(1);
       },
     );
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    logger.info({ signal }, 'stopping');
+    stopThenExit(0);
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A second uncaught exception while stopping is logged and the stop goes on, bounded all the same.
+  stopOnCrash(() => {
+    if (!stopping) stopThenExit(1);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import 'reflect-metadata';
 import { plainToInstance, type ClassConstructor } from 'class-transformer';
-import { validate, type ValidationError } from 'class-validator';
+import { ValidateBy, validate, type ValidationError } from 'class-validator';
 import { badRequest, validationFailed } from './errors';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -66,6 +66,37 @@ export function hasMalformedText(value: unknown): boolean {
   return false;
 }
 
+/**
+ * A value as a keyed column stores it: trimmed and lower-cased (an account's email, the catalogue's
+ * name keys), so `Ada@Example.com` and `ada@example.com ` are one key.
+ */
+export function storedKey(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+/**
+ * Why `value` does not fit a column of `max` characters once stored as its `storedKey`, or undefined.
+ * Lower-casing can lengthen a text (`İ` becomes `i̇`, two characters), and a database that enforces
+ * widths (MariaDB) would fail the write or the lookup; so the limit is the stored value's, counted in
+ * code points as a `varchar` counts (class-validator's MaxLength skips variation selectors).
+ */
+export function storedLengthProblem(value: string, max: number): string | undefined {
+  const stored = [...storedKey(value)].length;
+  if (stored <= max) return undefined;
+  return [...value].length <= max ? `must be shorter than or equal to ${max} characters once lower-cased` : `must be shorter than or equal to ${max} characters`;
+}
+
+/** class-validator's side of `storedLengthProblem`: a string field stored trimmed and lower-cased in a column of `max` characters. */
+export function MaxStoredLength(max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'maxStoredLength',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || storedLengthProblem(value, max) === undefined,
+      defaultMessage: (args) => (typeof args?.value === 'string' && storedLengthProblem(args.value, max)) || `must be shorter than or equal to ${max} characters`,
+    },
+  });
+}
+
 /** Turns a parsed JSON body into a validated DTO instance, or throws the contract's 400. */
 export async function validateBody<T extends object>(dto: ClassConstructor<T>, body: unknown): Promise<T> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -116,6 +147,14 @@ export function requireQueryString(value: unknown, name: string): string {
     throw validationFailed([`${name}: must not be blank`]);
   }
   return value;
+}
+
+/** A query parameter that must be one of `allowed`; 400 naming them otherwise. */
+export function parseOneOf<T extends string>(value: unknown, allowed: readonly T[], name: string): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw validationError(`${name}: must be one of ${allowed.join(', ')}`);
+  }
+  return value as T;
 }
 
 /** A 400 naming one field, e.g. `validationError('status: must be one of ...')`. */

@@ -274,6 +274,8 @@ describe('the response checker every test goes through', () => {
       paymentIntentId: 'pi_1',
       clientSecret: 'pi_1_secret_2',
       items: [item],
+      refundedAmount: 0,
+      refunds: [],
     };
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, payment))).toBeUndefined();
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, { ...payment, amount: 39.981 }))).toMatch(/\/amount must be multiple of 0.01/);

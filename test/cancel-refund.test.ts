@@ -127,6 +127,21 @@ describe('cancelling a paid order', () => {
     expect((await paymentWhen(stack, buyer.bearer, paid.paymentId, () => true, 'the payment')).status).toBe('REFUNDED');
   });
 
+  it('refunds each of six orders cancelled at once exactly once, however the events are batched', async () => {
+    const buyer = await registeredUser(stack);
+    const book = await createBook(stack, admin.bearer, `Cancelled together ${randomUUID().slice(0, 8)}`, 7.25, 20);
+    const paid = await Promise.all(Array.from({ length: 6 }, () => buyAndPay(buyer.bearer, book, 1)));
+
+    const cancels = await Promise.all(paid.map((order) => api().post(`/api/orders/${order.orderId}/cancel`).set('Authorization', buyer.bearer)));
+    expect(cancels.map((res) => res.status)).toEqual([204, 204, 204, 204, 204, 204]);
+
+    for (const order of paid) await paymentWhen(stack, buyer.bearer, order.paymentId, (p) => p.status === 'REFUNDED', `payment ${order.paymentId} to be REFUNDED`);
+    for (const order of paid) {
+      expect(refundsOf(order.intentId)).toEqual([expect.objectContaining({ amount: 725, status: 'succeeded', metadata: { orderId: order.orderId, paymentId: order.paymentId } })]);
+      expect(refundEventsOf(order.intentId)).toHaveLength(1);
+    }
+  });
+
   it('retries a refund the provider refuses until it goes through', async () => {
     const buyer = await registeredUser(stack);
     const book = await createBook(stack, admin.bearer, 'Refused at first', 30);
@@ -139,5 +154,14 @@ describe('cancelling a paid order', () => {
     expect(sim().injectFaults({}).failNext).toBe(0);
     expect(refundsOf(paid.intentId)).toEqual([expect.objectContaining({ amount: 3000, status: 'succeeded' })]);
     expect(refundEventsOf(paid.intentId)).toHaveLength(1);
+    // A passing refusal is never parked: the refund is recorded once, SUCCEEDED, and nothing waits for an admin.
+    const payment = await paymentWhen(stack, buyer.bearer, paid.paymentId, () => true, 'the payment');
+    expect(payment).toMatchObject({ refundedAmount: 30, refunds: [expect.objectContaining({ amount: 30, status: 'SUCCEEDED', failureReason: null })] });
+    const failed = await api().get('/api/payments/refunds?status=FAILED').set('Authorization', admin.bearer);
+    expect(failed.status).toBe(200);
+    expect(failed.body.filter((refund: { paymentId: string }) => refund.paymentId === paid.paymentId)).toEqual([]);
+    await waitFor(async () => (await api().get(`/api/orders/${paid.orderId}`).set('Authorization', admin.bearer)).body.refundStatus === 'REFUNDED', {
+      what: 'the order to show its refund REFUNDED',
+    });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * Helpers for tests of the purchase flow: catalogue books created through the book service's API,
- * checkouts, and waiting for a payment or an order to reach a state.
+ * checkouts, signed provider webhooks, and waiting for a payment or an order to reach a state.
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { signatureHeader } from '../simulators/stripe/simulator';
 import { waitFor } from './wait';
-import type { Stack } from './stack';
+import { WEBHOOK_SECRET, type Stack } from './stack';
 
 let isbnCounter = Math.floor(Math.random() * 1_000_000);
 
@@ -81,4 +82,13 @@ export function paymentWhen(stack: Stack, bearer: string, paymentId: string, pre
     },
     { what },
   );
+}
+
+/** Posts `body` to the payment service's webhook as the provider would, signed now. */
+export function sendSignedWebhook(stack: Stack, body: string) {
+  return request(stack.urls.payment)
+    .post('/api/payments/webhook')
+    .set('Content-Type', 'application/json')
+    .set('Stripe-Signature', signatureHeader(body, WEBHOOK_SECRET))
+    .send(body);
 }

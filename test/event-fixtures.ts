@@ -13,7 +13,7 @@ import { createLogger } from '../platform/logger';
 import { ProcessedEvent } from '../platform/events/consumer';
 import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka-bus';
 import { OutboxEvent } from '../platform/events/outbox';
-import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
+import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
 import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
 import { dropDatabases, runConfig, testConfig } from './stack';
 
@@ -96,6 +96,11 @@ export function paymentSuccessEvent(userId: string, overrides: Partial<PaymentSu
 export function paymentRefundedEvent(payment: Pick<PaymentRefundedEvent, 'paymentId' | 'userId' | 'transactionId' | 'amount'>): PaymentRefundedEvent {
   const { paymentId, userId, transactionId, amount } = payment;
   return { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: new Date().toISOString(), paymentId, userId, transactionId, amount };
+}
+
+/** The payment-refund-failed event of an order whose refund the provider refused for good. */
+export function paymentRefundFailedEvent(fields: Pick<PaymentRefundFailedEvent, 'paymentId' | 'orderId' | 'userId'>, reason = 'balance_insufficient'): PaymentRefundFailedEvent {
+  return { eventId: randomUUID(), type: 'PaymentRefundFailedEvent', occurredAt: new Date().toISOString(), ...fields, reason };
 }
 
 type OrderFields = Pick<OrderCreatedEvent, 'orderId' | 'paymentId' | 'userId' | 'items'>;

@@ -4,8 +4,8 @@
  * makes, the profile update, and the profile the payment service reads for a checkout
  * (CONTRACT §2, §3, §5).
  */
-import { IsEmail, IsString, Matches, MaxLength, ValidateBy, buildMessage, IsUUID } from 'class-validator';
-import { isIsoDate } from '../validation';
+import { ArrayMaxSize, IsArray, IsEmail, IsOptional, IsString, Matches, MaxLength, ValidateBy, buildMessage, IsUUID } from 'class-validator';
+import { MaxStoredLength, isIsoDate } from '../validation';
 
 const NOT_BLANK = /\S/;
 
@@ -48,13 +48,27 @@ export class ProfileFieldsDto {
 export class EmailField extends ProfileFieldsDto {
   @IsString()
   @IsEmail({}, { message: 'must be a well-formed email address' })
-  @MaxLength(100)
+  // Stored lower-cased in a 100-character column, by the auth and the user service alike.
+  @MaxStoredLength(100)
   email!: string;
 }
+
+/** At most this many abandoned registrations are named in one create call (the newest). */
+export const MAX_REPLACED_PROFILES = 100;
 
 export class CreateUserProfileRequest extends EmailField {
   @IsUUID('all', { message: 'must be a UUID' })
   userId!: string;
+
+  /**
+   * The userIds of earlier registrations of this email that the auth service removed before they
+   * completed: a profile of the same email under one of them belongs to no account and is replaced.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_REPLACED_PROFILES)
+  @IsUUID('all', { each: true, message: 'must be UUIDs' })
+  replacesUserIds?: string[];
 }
 
 /** The profile as `GET /api/user/{userId}` answers it. */

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import { waitFor } from '../../test/wait';
 import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testLogger } from '../../test/event-fixtures';
+import { describeIf } from '../../test/skip';
 import { runConfig } from '../../test/stack';
 import { PUBLISHER, PUBLISHER_HEADER, type BusMessage, type ConsumedMessage, type EventBus, type SubscribeOptions } from './bus';
 import { consume } from './consumer';
@@ -171,8 +172,7 @@ describe('kafka bus without a reachable broker', () => {
   });
 });
 
-const describeKafka = runConfig.kafkaBrokers ? describe : describe.skip;
-describeKafka(runConfig.kafkaBrokers ? 'kafka bus' : 'kafka bus (set KAFKA_BROKERS to run)', () => {
+describeIf(runConfig.kafkaBrokers !== undefined, 'kafka bus', 'set KAFKA_BROKERS to run', () => {
   busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' }));
 
   it('replaces a consumer whose handler never returns, and its replacement handles the message', async () => {

@@ -131,3 +131,65 @@ describe.each(['consumeBatch', 'consume'] as const)('%s', (kind) => {
     expect(await applied(db, groupId)).toBe(before + 2);
   });
 });
+
+describe('consume with a prepare step (an effect outside the database)', () => {
+  let db: Database;
+  let deliver: (messages: ConsumedMessage[]) => Promise<void>;
+  let prepared: string[];
+  let refusals = 0;
+  const groupId = 'preparing';
+
+  beforeAll(async () => {
+    db = await databases.open('consumer_prepare');
+    const handOver = handOverBus();
+    deliver = handOver.deliver;
+    await consume({
+      bus: handOver.bus,
+      db,
+      logger: testLogger,
+      groupId,
+      topic: TOPIC,
+      schema: CounterIncremented,
+      prepare: async (event) => {
+        if (refusals > 0) {
+          refusals -= 1;
+          throw new Error('the provider is unavailable');
+        }
+        prepared.push(event.eventId);
+      },
+      apply: async () => undefined,
+    });
+  });
+
+  beforeEach(() => {
+    prepared = [];
+  });
+
+  it('runs the step for every new event of a batch, once each, in order, before recording it', async () => {
+    const events = [0, 1, 2, 3, 4, 5].map((seq) => counterIncremented('prepared', seq));
+    await deliver([message(events[0])]);
+    prepared = [];
+    const before = await applied(db, groupId);
+
+    await deliver([...events, events[3]].map(message));
+
+    expect(prepared).toEqual(events.slice(1).map((e) => e.eventId));
+    expect(await applied(db, groupId)).toBe(before + 5);
+  });
+
+  it('records none of a batch from the event whose step failed on, and runs the step for them on redelivery', async () => {
+    const events = [0, 1, 2].map((seq) => counterIncremented('prepare-failing', seq));
+    const before = await applied(db, groupId);
+    await deliver([message(events[0])]);
+    prepared = [];
+
+    refusals = 1;
+    await expect(deliver(events.map(message))).rejects.toThrow('the provider is unavailable');
+    expect(prepared).toEqual([]);
+    expect(await applied(db, groupId)).toBe(before + 1);
+
+    await deliver(events.map(message));
+    expect(prepared).toEqual([events[1].eventId, events[2].eventId]);
+    expect(await applied(db, groupId)).toBe(before + 3);
+  });
+});

@@ -58,7 +58,9 @@ export interface ConsumerOptions<T extends EventEnvelope> {
   /**
    * Runs before the transaction, for an event not applied yet: work outside the database that must
    * not hold a transaction open, such as a call to a payment provider. It must be idempotent by
-   * itself (a crash before the commit runs it again); a rejection redelivers the event.
+   * itself (a crash before the commit runs it again); a rejection redelivers the event. A consumer
+   * with a prepare step takes a batch one event at a time, exactly as a single message, so every
+   * event of a batch has its effect outside the database before it is recorded as applied.
    */
   prepare?(event: T): Promise<void>;
   /** Applies the event inside the transaction that records it as applied. */
@@ -139,10 +141,14 @@ async function applyOnce<T extends EventEnvelope>(options: ConsumerOptions<T>, e
  * before it wrote (a second event of one business key finds the first one's effect). When the
  * batch transaction fails (an event that cannot be applied now, a concurrent delivery of the same
  * event by a member that lost its partition in a rebalance), it is rolled back whole and the
- * messages go one by one through handleMessage, so only a failing event waits and redelivers.
+ * messages go one by one through handleMessage, so only a failing event waits and redelivers. A
+ * consumer with a prepare step always goes one by one (see ConsumerOptions.prepare).
  */
 async function handleBatchOfOneTopic<T extends EventEnvelope>(options: ConsumerOptions<T>, messages: ConsumedMessage[]): Promise<void> {
-  if (messages.length === 1) return handleMessage(options, messages[0]);
+  if (messages.length === 1 || options.prepare) {
+    for (const message of messages) await handleMessage(options, message);
+    return;
+  }
   const { db, topic, groupId } = options;
   const parsed: { message: ConsumedMessage; event: T }[] = [];
   for (const message of messages) {

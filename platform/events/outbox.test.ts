@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { waitFor } from '../../test/wait';
 import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testLogger } from '../../test/event-fixtures';
+import { itIf } from '../../test/skip';
 import { runConfig } from '../../test/stack';
 import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
 import { ProcessedEvent, consume } from './consumer';
@@ -208,8 +209,8 @@ describe('outbox relay and idempotent consumer', () => {
     fs.rmSync(secondBroker.work, { recursive: true, force: true });
   });
 
-  (kafka ? it : it.skip)(
-    `deliver every event committed while the Kafka broker was stopped, once each${kafka ? '' : ' (set KAFKA_BROKERS to run)'}`,
+  itIf(kafka, 'set KAFKA_BROKERS to run')(
+    'deliver every event committed while the Kafka broker was stopped, once each',
     async () => {
       const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-outage-'));
       const [port, controllerPort] = await freePorts(2);
@@ -272,8 +273,7 @@ describe('outbox relay and idempotent consumer', () => {
       }
     });
 
-    const sharedOutbox = runConfig.dbUrl ? it : it.skip;
-    sharedOutbox('two relays on one outbox publish every row once, in order per key (MySQL)', async () => {
+    itIf(runConfig.dbUrl !== undefined, 'set DB_URL to run')('two relays on one outbox publish every row once, in order per key (MySQL)', async () => {
       const p = await pipeline('two_relays', bus);
       const order = new Map<string, number[]>();
       const recording: EventBus = {

@@ -11,6 +11,7 @@ export const TOPICS = {
   paymentSuccess: 'payment-success',
   paymentFailed: 'payment-failed',
   paymentRefunded: 'payment-refunded',
+  paymentRefundFailed: 'payment-refund-failed',
   paymentCompleted: 'payment-completed',
   orderCreated: 'order-created',
   orderCancelled: 'order-cancelled',
@@ -132,6 +133,18 @@ export class PaymentRefundedEvent extends EventEnvelope {
   @IsUUID('all') userId!: string;
   @IsString() transactionId!: string;
   @amount() @Min(0) amount!: number;
+}
+
+/** The provider refused an order's refund for good: it waits, FAILED, for an admin to retry it. */
+export class PaymentRefundFailedEvent extends EventEnvelope {
+  @Equals('PaymentRefundFailedEvent')
+  declare type: 'PaymentRefundFailedEvent';
+
+  @IsUUID('all') paymentId!: string;
+  @IsUUID('all') orderId!: string;
+  @IsUUID('all') userId!: string;
+  /** A short code safe to show (the provider's error code, e.g. `balance_insufficient`). */
+  @IsString() reason!: string;
 }
 
 /** Legacy: no producer of ours; analytics accepts it without counting a payment twice. */

@@ -72,7 +72,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 afterEach(() => {
-  simulator.injectFaults({ failNext: 0, delayMs: 0, status: 500 });
+  simulator.injectFaults({ failNext: 0, delayMs: 0, status: 500, refuseRefunds: 0 });
   receiver.failNext = 0;
 });
 
@@ -124,6 +124,7 @@ describe('Stripe API through the real SDK', () => {
   it('creates a PaymentIntent from the form-encoded body the SDK sends and retrieves it', async () => {
     const metadata = { checkoutId: randomUUID(), paymentId: randomUUID(), userId: randomUUID() };
 
+    const before = Math.floor(Date.now() / 1000);
     const created = await stripe.paymentIntents.create({
       amount: 4599,
       currency: 'USD',
@@ -147,7 +148,9 @@ describe('Stripe API through the real SDK', () => {
     });
     expect(created.id).toMatch(/^pi_[A-Za-z0-9]{24}$/);
     expect(created.client_secret).toMatch(new RegExp(`^${created.id}_secret_[A-Za-z0-9]+$`));
-    expect(created.created).toBeCloseTo(Date.now() / 1000, -1);
+    // Stamped when it was made, in Unix seconds: between the moments before and after the call.
+    expect(created.created).toBeGreaterThanOrEqual(before);
+    expect(created.created).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(created.lastResponse.requestId).toMatch(/^req_/);
 
     const retrieved = await stripe.paymentIntents.retrieve(created.id);
@@ -200,23 +203,52 @@ describe('Stripe API through the real SDK', () => {
     expect((error as Error).message).toContain('same parameters');
   });
 
-  it('creates exactly one PaymentIntent for 20 concurrent creates with one Idempotency-Key', async () => {
+  it('executes one of 20 concurrent creates with one Idempotency-Key, refuses with 409 those that come while it runs, and replays it after', async () => {
     // Latency keeps the first request executing while the others arrive.
-    simulator.injectFaults({ delayMs: 100 });
+    simulator.injectFaults({ delayMs: 200 });
     const idempotencyKey = randomUUID();
     const params: Stripe.PaymentIntentCreateParams = { amount: 3100, currency: 'eur', metadata: { checkoutId: idempotencyKey } };
 
-    const results = await Promise.all(Array.from({ length: 20 }, () => stripe.paymentIntents.create(params, { idempotencyKey })));
+    const results = await Promise.all(Array.from({ length: 20 }, () => stripe.paymentIntents.create(params, { idempotencyKey }).catch((error: unknown) => error)));
+
+    // The SDK's agent may hold some requests back until a socket is free: those reach the simulator
+    // after the first one finished and get its replay. Every other one came while it ran: refused.
+    const answered = results.filter((r): r is Stripe.Response<Stripe.PaymentIntent> => !(r instanceof Error));
+    const refused = results.filter((r) => r instanceof Error);
+    const executed = answered.filter((r) => r.lastResponse.headers['idempotent-replayed'] !== 'true');
+    expect(executed).toHaveLength(1);
+    expect(new Set(answered.map((r) => r.id))).toEqual(new Set([executed[0].id]));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const error of refused) {
+      // stripe-node makes a StripeIdempotencyError of a 400 only; a 409 stays a StripeAPIError.
+      expect(error).toBeInstanceOf(Stripe.errors.StripeAPIError);
+      expect(error).toMatchObject({ statusCode: 409, rawType: 'idempotency_error' });
+      expect(error.message).toContain('another in-progress request using this Idempotent Key');
+    }
+    expect(simulator.intents().filter((i) => i.metadata.checkoutId === idempotencyKey)).toHaveLength(1);
+
+    const replay = await stripe.paymentIntents.create(params, { idempotencyKey });
+    expect(replay.id).toBe(executed[0].id);
+    expect(replay.lastResponse.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it("lets the SDK retry a 409 in-flight refusal with the same key when maxNetworkRetries allows, and get the first request's answer", async () => {
+    const retrying = sdk(Number(new URL(base).port), { maxNetworkRetries: 2 });
+    simulator.injectFaults({ delayMs: 100 });
+    const idempotencyKey = randomUUID();
+    const params: Stripe.PaymentIntentCreateParams = { amount: 1200, currency: 'usd', metadata: { checkoutId: idempotencyKey } };
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => retrying.paymentIntents.create(params, { idempotencyKey })));
 
     expect(new Set(results.map((r) => r.id)).size).toBe(1);
+    expect(results.filter((r) => r.lastResponse.headers['idempotent-replayed'] === 'true')).toHaveLength(4);
     expect(simulator.intents().filter((i) => i.metadata.checkoutId === idempotencyKey)).toHaveLength(1);
-    expect(results.filter((r) => r.lastResponse.headers['idempotent-replayed'] === 'true')).toHaveLength(19);
   });
 
   it('surfaces injected faults as StripeAPIError, then serves the calls after them', async () => {
     const set = await control('/faults', { failNext: 2, status: 500 });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ failNext: 2, status: 500, delayMs: 0 });
+    expect(set.body).toEqual({ failNext: 2, status: 500, delayMs: 0, refuseRefunds: 0 });
 
     const first = await createIntent().catch((e: unknown) => e);
     const second = await stripe.paymentIntents.retrieve('pi_any').catch((e: unknown) => e);
@@ -359,6 +391,26 @@ describe('control API and signed webhooks', () => {
     expect(received.event?.data.object).toMatchObject({ amount_refunded: 4599, refunded: true });
   });
 
+  it('refuses the next refund with 402 balance_insufficient, replays that for its key, and refunds under a new key', async () => {
+    const intent = await createIntent();
+    await control(`/payment_intents/${intent.id}/confirm`);
+    const set = await control('/faults', { refuseRefunds: 1 });
+    expect(set.body).toMatchObject({ refuseRefunds: 1 });
+
+    const refuse = () => stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: `refused-${intent.id}` }).catch((e: unknown) => e);
+    const refused = await refuse();
+    expect(refused).toBeInstanceOf(Stripe.errors.StripeCardError);
+    expect(refused).toMatchObject({ statusCode: 402, code: 'balance_insufficient' });
+    expect(simulator.refunds().filter((r) => r.payment_intent === intent.id)).toEqual([]);
+    expect(simulator.injectFaults({}).refuseRefunds).toBe(0);
+
+    // Stripe keeps the refusal for its idempotency key: only a new key asks again.
+    expect(await refuse()).toMatchObject({ statusCode: 402, code: 'balance_insufficient' });
+    const refund = await stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: `again-${intent.id}` });
+    expect(refund).toMatchObject({ status: 'succeeded', payment_intent: intent.id });
+    expect(simulator.refunds().filter((r) => r.payment_intent === intent.id)).toHaveLength(1);
+  });
+
   it('answers 404 for a control action on an unknown intent', async () => {
     const res = await control('/payment_intents/pi_unknown/confirm');
 
@@ -406,6 +458,7 @@ describe('control API and signed webhooks', () => {
     expect((await control('/faults', { failNext: -1 })).status).toBe(400);
     expect((await control('/faults', { status: 200 })).status).toBe(400);
     expect((await control('/faults', { explode: true })).status).toBe(400);
+    expect((await control('/faults', { refuseRefunds: -1 })).status).toBe(400);
   });
 });
 

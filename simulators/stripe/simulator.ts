@@ -35,6 +35,8 @@ export interface FaultSettings {
   failNext?: number;
   status?: number;
   delayMs?: number;
+  /** How many of the next refunds through the API are refused with Stripe's 402 `balance_insufficient`. */
+  refuseRefunds?: number;
 }
 
 /** What a control action answers: the objects it changed and the event, after its first delivery attempt. */
@@ -75,12 +77,13 @@ function validateFaults(settings: FaultSettings): void {
   check('failNext', 0, 1000);
   check('status', 400, 599);
   check('delayMs', 0, 60_000);
+  check('refuseRefunds', 0, 1000);
 }
 
 export function createStripeSimulator(options: StripeSimulatorOptions): StripeSimulator {
   const logger = options.logger.child({ component: 'stripe-simulator' });
   const ledger = new Ledger();
-  const faults: Faults = { failNext: 0, status: 500, delayMs: 0 };
+  const faults: Faults = { failNext: 0, status: 500, delayMs: 0, refuseRefunds: 0 };
   const webhooks = new WebhookDispatcher({
     webhookUrl: options.webhookUrl,
     webhookSecret: options.webhookSecret,
@@ -133,6 +136,7 @@ export function createStripeSimulator(options: StripeSimulatorOptions): StripeSi
       if (settings.status !== undefined) faults.status = settings.status;
       if (settings.failNext !== undefined) faults.failNext = settings.failNext;
       if (settings.delayMs !== undefined) faults.delayMs = settings.delayMs;
+      if (settings.refuseRefunds !== undefined) faults.refuseRefunds = settings.refuseRefunds;
       logger.info({ ...faults }, 'faults set');
       return { ...faults };
     },
@@ -216,7 +220,7 @@ function controlRouter(simulator: StripeSimulator): Router {
   });
   router.post('/faults', (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs'].includes(name));
+    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs', 'refuseRefunds'].includes(name));
     if (unknown !== undefined) throw badControlRequest(`Unknown fault setting: ${unknown}`, unknown);
     res.json(simulator.injectFaults(body));
   });

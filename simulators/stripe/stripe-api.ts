@@ -14,7 +14,20 @@ export interface Faults {
   status: number;
   /** Latency added to every API call. */
   delayMs: number;
+  /**
+   * How many of the next refunds are refused for good, as Stripe refuses one the balance cannot
+   * cover (402 `balance_insufficient`). The refusal is kept for its idempotency key, as Stripe
+   * keeps it: a replay under that key is refused again without counting.
+   */
+  refuseRefunds: number;
 }
+
+const refundRefused = () =>
+  new StripeApiError(402, {
+    type: 'invalid_request_error',
+    code: 'balance_insufficient',
+    message: 'You have insufficient funds in your Stripe account to process this refund (refusal injected through /simulator/faults).',
+  });
 
 type Publish = (type: StripeEventType, object: { id: string; object: string }, request: StripeEvent['request']) => Promise<unknown>;
 
@@ -38,6 +51,8 @@ interface IdempotentRequest {
   endpoint: string;
   fingerprint: string;
   answer: Promise<Answer>;
+  /** False while the first request with the key still executes. */
+  settled: boolean;
 }
 
 type Endpoint = (req: Request) => unknown;
@@ -130,7 +145,9 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
   /**
    * Runs an endpoint under Stripe's idempotency rules: a POST with a known key replays the saved
    * answer (`Idempotent-Replayed: true`) when endpoint and parameters match, and is refused with
-   * `idempotency_error` otherwise. Requests racing on one key share the first one's execution.
+   * `idempotency_error` otherwise. Like Stripe, a request arriving while the first one with its key
+   * still executes is refused (409 `idempotency_error`, nothing saved, safe to retry): the SDK retries
+   * a 409 when `maxNetworkRetries` allows, with the same key, and then gets the replay.
    */
   const handle =
     (endpoint: Endpoint): RequestHandler =>
@@ -161,15 +178,22 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
             message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
           });
         }
+        if (!earlier.settled) {
+          throw new StripeApiError(409, {
+            type: 'idempotency_error',
+            message: `There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through): ${key}. Please try again later.`,
+          });
+        }
         const answer = await earlier.answer;
         if (answer.saved) res.setHeader('Idempotent-Replayed', 'true');
         res.status(answer.status).json(answer.body);
         return;
       }
       forgetExpiredKeys();
-      const answer = execute(endpoint, req);
-      idempotency.set(scope, { ...request, savedAt: Date.now(), answer });
-      const settled = await answer;
+      const entry: IdempotentRequest = { ...request, savedAt: Date.now(), answer: execute(endpoint, req), settled: false };
+      idempotency.set(scope, entry);
+      const settled = await entry.answer;
+      entry.settled = true;
       if (!settled.saved) idempotency.delete(scope);
       res.status(settled.status).json(settled.body);
     };
@@ -202,6 +226,10 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
   router.post(
     '/refunds',
     handle((req) => {
+      if (faults.refuseRefunds > 0) {
+        faults.refuseRefunds -= 1;
+        throw refundRefused();
+      }
       const { refund, charge } = ledger.refund(params(req));
       publishInBackground('charge.refunded', charge, req);
       return refund;

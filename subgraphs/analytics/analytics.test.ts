@@ -278,6 +278,11 @@ describe('figures on small and empty data', () => {
     await publish(stack, [another.failed('2026-11-02')]);
     await dashboardWhen(stack, admin, (d) => d.failedPayments === 2);
     expect((await get('/analytics/payments')).body.paymentSuccessRate).toBe(60);
+
+    // The provider refunded the second attempt's charge before its success was heard of: the money was taken, so it did not fail.
+    await publish(stack, [another.refunded('2026-11-02')]);
+    await dashboardWhen(stack, admin, (d) => d.failedPayments === 1);
+    expect((await get('/analytics/payments')).body).toMatchObject({ paidOrders: 3, failedPayments: 1, paymentSuccessRate: 75, refundedPayments: 0 });
   });
 
   it('returns the top 10 of 12 books by quantity, ties by revenue then bookId', async () => {

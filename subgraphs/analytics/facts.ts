@@ -115,7 +115,8 @@ export function contribute(fact: Fact, sign: 1 | -1, deltas: Deltas): void {
     deltas.addDay(fact.paidDay, { paidOrders: 1, revenueCents: amount, booksSold }, sign);
     for (const item of items) deltas.addBook(item, sign);
   }
-  // A failure counts only while no success is known for the payment.
-  if (fact.failedDay && !fact.paidDay) deltas.addDay(fact.failedDay, { failedPayments: 1 }, sign);
+  // A failure counts only while no success is known for the payment. A refund is one: the provider
+  // gives back only money it took, even when its success arrives after the refund, or never.
+  if (fact.failedDay && !fact.paidDay && !fact.refundedDay) deltas.addDay(fact.failedDay, { failedPayments: 1 }, sign);
   if (fact.refundedDay && fact.paidDay) deltas.addDay(fact.refundedDay, { refundedPayments: 1, refundedCents: amount }, sign);
 }

@@ -2,6 +2,7 @@
 import { Transform } from 'class-transformer';
 import { IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { EmailField } from '../../platform/contracts/profiles';
+import { MaxStoredLength } from '../../platform/validation';
 
 /** bcrypt reads only the first 72 bytes of a password; a longer one would be cut without a word. */
 export const PASSWORD_MAX_BYTES = 72;
@@ -26,9 +27,15 @@ export class RegisterRequestDto extends EmailField {
 }
 
 export class LoginRequestDto {
+  /**
+   * Looked up lower-cased. One that is longer than any stored email once lower-cased is a 400, like
+   * one too long as sent (CONTRACT §1.2: limits apply to the value as stored), rather than the 401 of
+   * an unknown account: no account can have it, its length tells nothing about who is registered,
+   * and it never reaches the lookup or the per-account throttle.
+   */
   @IsString()
   @MinLength(1, { message: 'must not be blank' })
-  @MaxLength(100)
+  @MaxStoredLength(100)
   email!: string;
 
   @IsString()

@@ -1,7 +1,8 @@
 /**
  * The auth service's tables: accounts (login identity and password hash), device sessions, and
  * refresh tokens stored only as SHA-256 hashes, each remembering whether it was rotated out, and the
- * failed-login counters of the per-account throttle (in the database, so every replica shares them).
+ * registrations removed before they completed. (The per-account login throttle counts in the shared
+ * rate-limit table: platform/rate-limit-store.ts.)
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { Role } from '../../platform/auth';
@@ -80,15 +81,19 @@ export class RefreshToken {
   createdAt!: Date;
 }
 
-/** Failed logins for one email in the current window; a successful login removes the row. */
-@Entity({ name: 'auth_login_failures' })
-export class LoginFailure {
-  @PrimaryColumn({ type: 'varchar', length: 100 })
+/**
+ * A registration removed again before it completed (the profile call failed, or a crash left it
+ * PENDING). Its profile may have been committed all the same; since an account id is never reused,
+ * such a profile belongs to no account, and a later registration of the email may replace it.
+ */
+@Entity({ name: 'auth_abandoned_registrations' })
+export class AbandonedRegistration {
+  @PrimaryColumn({ name: 'user_id', type: 'varchar', length: 36 })
+  userId!: string;
+
+  @Column({ type: 'varchar', length: 100 })
   email!: string;
 
-  @Column({ type: 'int' })
-  failures!: number;
-
-  @TimestampColumn('window_started_at')
-  windowStartedAt!: Date;
+  @TimestampColumn('abandoned_at')
+  abandonedAt!: Date;
 }

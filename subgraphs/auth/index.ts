@@ -11,7 +11,7 @@ import { DatabaseRateLimitStore } from '../../platform/rate-limit-store';
 import { assembleService, type BookstoreService } from '../../rest-compat/service';
 import { localJwksVerifier } from '../../platform/auth';
 import { AppError } from '../../platform/errors';
-import { Account, LoginFailure, RefreshToken, Session } from './entities';
+import { AbandonedRegistration, Account, RefreshToken, Session } from './entities';
 import { subscribeAuthEvents } from './events';
 import { loadOrCreateSigningKey } from './keys';
 import { LoginThrottle } from './login-throttle';
@@ -19,6 +19,8 @@ import { CreateAuthTables1732000000200 } from './migrations/1732000000200-Create
 import { SessionsInUseAndLoginThrottle1732000000210 } from './migrations/1732000000210-SessionsInUseAndLoginThrottle';
 import { authLoaders, authResolvers } from './resolvers';
 import { RateLimitCounters1732000000900 } from './migrations/1732000000900-RateLimitCounters';
+import { AbandonedRegistrations1732000000910 } from './migrations/1732000000910-AbandonedRegistrations';
+import { LoginAttemptsInRateLimitCounters1732000000920 } from './migrations/1732000000920-LoginAttemptsInRateLimitCounters';
 import { userServiceProfiles } from './profiles';
 import { authRoutes } from './routes';
 import { AuthService } from './service';
@@ -38,12 +40,19 @@ export async function createAuthService(deps: AuthServiceDeps): Promise<AuthServ
   const db = await openDatabase({
     service: 'auth',
     config,
-    entities: [Account, Session, RefreshToken, LoginFailure, OutboxEvent, ProcessedEvent],
-    migrations: [EventTables1732000000000, CreateAuthTables1732000000200, SessionsInUseAndLoginThrottle1732000000210, RateLimitCounters1732000000900],
+    entities: [Account, Session, RefreshToken, AbandonedRegistration, OutboxEvent, ProcessedEvent],
+    migrations: [
+      EventTables1732000000000,
+      CreateAuthTables1732000000200,
+      SessionsInUseAndLoginThrottle1732000000210,
+      RateLimitCounters1732000000900,
+      AbandonedRegistrations1732000000910,
+      LoginAttemptsInRateLimitCounters1732000000920,
+    ],
   });
   const key = loadOrCreateSigningKey(config.jwt.privateKeyFile, config.jwt.previousPublicKeyFile);
   const settings = { ...config.jwt };
-  const profiles = userServiceProfiles(() => config.urls.user, config.internalApiKey);
+  const profiles = userServiceProfiles(() => config.urls.user, config.internalApiKey, config.registrationProfileTimeoutMs);
   const relay = new OutboxRelay({ db, bus, logger });
   const published = () => relay.wake();
   const auth = new AuthService(db, key, settings, profiles, new LoginThrottle(db, config.loginThrottle), logger, published);

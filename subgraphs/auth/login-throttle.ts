@@ -1,15 +1,16 @@
 /**
- * The per-account failed-login throttle (CONTRACT §1.2): after `maxFailures` failed logins for one
- * email within a window, from whatever clients, every login for it answers 429 with Retry-After
- * until the window that began with the first failure ends. A slow-down, not a lock-out: the owner
- * gets in once the window has passed, and a successful login clears the count. The counters live in
- * the auth database, so every replica of the service sees the same ones. Unknown emails are counted
- * too, so the answer tells nobody whether an account exists.
+ * The per-account login throttle (CONTRACT §1.2, §2): a slow-down for one email, from whatever
+ * clients, not a lock-out its owner cannot get past. Every login takes one attempt from the email's
+ * budget before its password is checked, in one atomic increment in the database, so parallel
+ * guesses cannot all pass a check made before any of them was counted: of any burst, at most
+ * `maxFailures` are judged, and the rest answer 429 with Retry-After until the window that began
+ * with the first attempt ends. The counters are the shared rate-limit rows of the auth database
+ * (platform/rate-limit-store.ts), so every replica counts against the same budget. Unknown emails
+ * are counted too, so the answer tells nobody whether an account exists.
  */
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
 import { AppError } from '../../platform/errors';
-import { LoginFailure } from './entities';
+import { DatabaseRateLimitStore } from '../../platform/rate-limit-store';
 
 export interface LoginThrottleSettings {
   windowMs: number;
@@ -17,43 +18,34 @@ export interface LoginThrottleSettings {
 }
 
 export class LoginThrottle {
+  private readonly attempts: DatabaseRateLimitStore;
+
   constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly settings: LoginThrottleSettings,
-  ) {}
-
-  /** Rejects with 429 while the email has used up its failures in the current window. */
-  async check(email: string): Promise<void> {
-    const row = await this.db.manager.findOne(LoginFailure, { where: { email } });
-    if (!row || row.failures < this.settings.maxFailures) return;
-    const remainingMs = row.windowStartedAt.getTime() + this.settings.windowMs - Date.now();
-    if (remainingMs <= 0) return;
-    const seconds = String(Math.max(1, Math.ceil(remainingMs / 1000)));
-    throw new AppError('TOO_MANY_FAILED_LOGINS', 'Too many failed logins for this account; try again later', 429, null, { 'Retry-After': seconds });
+  ) {
+    // Its own prefix: the per-client route limiters ("login:", ...) share the table.
+    this.attempts = new DatabaseRateLimitStore(db, 'account-login:');
+    this.attempts.init({ windowMs: settings.windowMs });
   }
 
-  /** Counts a failed login: a new window begins when the last one has passed. */
-  async failed(email: string): Promise<void> {
-    const now = new Date();
-    const windowOpenSince = new Date(now.getTime() - this.settings.windowMs);
-    await this.db.transaction(async (manager) => {
-      const row = await manager.findOne(LoginFailure, { where: { email } });
-      if (!row) {
-        try {
-          await manager.insert(LoginFailure, { email, failures: 1, windowStartedAt: now });
-          return;
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-        }
-      } else if (row.windowStartedAt <= windowOpenSince) {
-        await manager.update(LoginFailure, { email }, { failures: 1, windowStartedAt: now });
-        return;
-      }
-      await manager.increment(LoginFailure, { email }, 'failures', 1);
-    });
+  /** Counts a login for the email before its password is checked; 429 once the budget is used up. */
+  async attempt(email: string): Promise<void> {
+    const { totalHits, resetTime } = await this.attempts.increment(email);
+    if (totalHits <= this.settings.maxFailures) return;
+    // On MySQL the window is timed by the database's clock: keep the answer within one window.
+    const remainingMs = (resetTime?.getTime() ?? Date.now() + this.settings.windowMs) - Date.now();
+    const seconds = Math.min(Math.ceil(this.settings.windowMs / 1000), Math.max(1, Math.ceil(remainingMs / 1000)));
+    throw new AppError('TOO_MANY_FAILED_LOGINS', 'Too many failed logins for this account; try again later', 429, null, { 'Retry-After': String(seconds) });
   }
 
+  /**
+   * The password was right: the count starts again, rather than only this attempt being released.
+   * The owner's earlier typos then no longer bring the next one closer to a 429, as before this
+   * change. The attempts of other logins in flight are forgotten with it; an attacker cannot make the
+   * owner log in, and owners logging in at once each took an attempt that this frees for the others.
+   */
   async succeeded(email: string): Promise<void> {
-    await this.db.manager.delete(LoginFailure, { email });
+    await this.attempts.resetKey(email);
   }
 }

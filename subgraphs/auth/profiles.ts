@@ -6,18 +6,18 @@ import type { CreateUserProfileRequest } from '../../platform/contracts/profiles
 import type { ProfileDirectory } from './service';
 
 /** `userServiceUrl` is read on every call, so a caller may learn the URL after construction. */
-export function userServiceProfiles(userServiceUrl: () => string, internalApiKey: string): ProfileDirectory {
+export function userServiceProfiles(userServiceUrl: () => string, internalApiKey: string, timeoutMs: number): ProfileDirectory {
   return {
     async createProfile(request: CreateUserProfileRequest) {
-      const { userId, email, firstName, lastName, phoneNumber, dateOfBirth, address } = request;
+      const { userId, email, firstName, lastName, phoneNumber, dateOfBirth, address, replacesUserIds } = request;
       const response = await callService(
         `${userServiceUrl()}/api/user/create`,
         {
           method: 'POST',
           headers: { 'content-type': 'application/json', [INTERNAL_KEY_HEADER]: internalApiKey },
-          body: JSON.stringify({ userId, email, firstName, lastName, phoneNumber, dateOfBirth, address }),
+          body: JSON.stringify({ userId, email, firstName, lastName, phoneNumber, dateOfBirth, address, replacesUserIds }),
         },
-        { service: 'user' },
+        { service: 'user', timeoutMs },
       );
       if (!response.ok) {
         throw serviceUnavailable(`The user service could not create the profile (status ${response.status})`, 'USER_UNAVAILABLE');

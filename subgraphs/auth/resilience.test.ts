@@ -75,6 +75,105 @@ describe('registration while the user service is unavailable', () => {
   });
 });
 
+/**
+ * A user service whose answers to auth come too late: each create is handed to `deliver`, which
+ * decides when the real user service sees it, and auth never gets an answer: it gives up at its
+ * timeout. A failed forward shows as a missing status in what `deliver` records.
+ */
+async function lateUserService(realUserUrl: string, deliver: (forward: () => Promise<number>) => Promise<void>) {
+  const creates: { userId: string }[] = [];
+  const hold = async (req: http.IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    creates.push(JSON.parse(body.toString()) as { userId: string });
+    const headers = { 'content-type': 'application/json', 'x-internal-api-key': INTERNAL_KEY };
+    await deliver(async () => (await fetch(`${realUserUrl}${req.url}`, { method: req.method, headers, body })).status);
+  };
+  const server = http.createServer((req) => {
+    hold(req).catch(() => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    creates,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a registration whose profile was created but answered too late (REGISTRATION_PROFILE_TIMEOUT_MS=2000)', () => {
+  let slow: Stack;
+  beforeAll(async () => {
+    slow = await startStack({ env: { REGISTRATION_PROFILE_TIMEOUT_MS: '2000' } });
+  });
+  afterAll(async () => {
+    await slow?.stop();
+  });
+
+  async function registerThrough(userUrl: string, body: Record<string, unknown>): Promise<request.Response> {
+    const realUserUrl = slow.config.urls.user;
+    slow.config.urls.user = userUrl;
+    try {
+      return await request(slow.urls.auth).post('/auth/register').send(body);
+    } finally {
+      slow.config.urls.user = realUserUrl;
+    }
+  }
+
+  /** Every profile with `email`, as the admin finds it. */
+  async function profilesWithEmail(email: string): Promise<{ userId: string; email: string }[]> {
+    const admin = await adminSession(slow);
+    const found = await request(slow.urls.user).get('/api/user/search').query({ keyword: email }).set('Authorization', admin.bearer);
+    expect(found.status).toBe(200);
+    return (found.body as { userId: string; email: string }[]).filter((profile) => profile.email === email);
+  }
+
+  it('answers 503, then the same registration succeeds: one profile, under the new account, and login works', async () => {
+    const committed: number[] = [];
+    const committedLate = await lateUserService(slow.config.urls.user, async (forward) => {
+      committed.push(await forward());
+    });
+    const body = newUser();
+    try {
+      expectEnvelope(await registerThrough(committedLate.url, body), 503);
+    } finally {
+      await committedLate.close();
+    }
+    const [abandoned] = committedLate.creates;
+    expect(committed).toEqual([200]);
+    expect(await profilesWithEmail(body.email)).toEqual([expect.objectContaining({ userId: abandoned.userId })]);
+    expect(await slow.auth.db.manager.count(Account, { where: { email: body.email } })).toBe(0);
+
+    const retry = await request(slow.urls.auth).post('/auth/register').send(body);
+    expect(retry.status).toBe(200);
+    expect(retry.body.userId).not.toBe(abandoned.userId);
+    const tokens = await login(slow.urls.auth, body.email, body.password);
+    expect(claimsOf(tokens.accessToken).sub).toBe(retry.body.userId);
+    expect(await profilesWithEmail(body.email)).toEqual([expect.objectContaining({ userId: retry.body.userId, email: body.email })]);
+    const own = await request(slow.urls.user).get(`/api/user/${retry.body.userId}`).set('Authorization', `Bearer ${tokens.accessToken}`);
+    expect(own.status).toBe(200);
+  });
+
+  it('a first attempt whose create lands only after the retry succeeded is refused and removes nothing', async () => {
+    let deliverLate!: () => Promise<number>;
+    const heldBack = await lateUserService(slow.config.urls.user, async (forward) => {
+      deliverLate = forward;
+    });
+    const body = newUser();
+    try {
+      expectEnvelope(await registerThrough(heldBack.url, body), 503);
+    } finally {
+      await heldBack.close();
+    }
+    const retry = await request(slow.urls.auth).post('/auth/register').send(body);
+    expect(retry.status).toBe(200);
+
+    expect(await deliverLate()).toBe(409);
+    expect(await profilesWithEmail(body.email)).toEqual([expect.objectContaining({ userId: retry.body.userId })]);
+    expect(claimsOf((await login(slow.urls.auth, body.email, body.password)).accessToken).sub).toBe(retry.body.userId);
+  });
+});
+
 describe('session device names', () => {
   it('stores "Chrome on macOS" for a Chrome-on-macOS User-Agent', async () => {
     const user = await registeredUser(stack);

@@ -11,9 +11,10 @@ import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
 import type { Role } from '../../platform/auth';
 import { AppError, conflict } from '../../platform/errors';
-import type { CreateUserProfileRequest } from '../../platform/contracts/profiles';
+import { MAX_REPLACED_PROFILES, type CreateUserProfileRequest } from '../../platform/contracts/profiles';
+import { storedKey } from '../../platform/validation';
 import type { LoginRequestDto, LoginResponseDto, RegisterRequestDto, RegisterResponseDto } from './dto';
-import { Account, RefreshToken, Session } from './entities';
+import { AbandonedRegistration, Account, RefreshToken, Session } from './entities';
 import type { SigningKey } from './keys';
 import type { LoginThrottle } from './login-throttle';
 import { revokeSessions } from './sessions';
@@ -22,6 +23,17 @@ import { hashRefreshToken, newRefreshToken, signAccessToken, type TokenSettings 
 export const BCRYPT_COST = 10;
 /** A PENDING account older than this was left by a crash mid-registration and may be replaced. */
 const STALE_PENDING_MS = 60_000;
+
+/**
+ * Removes an account whose registration did not complete and records its id, in one transaction, so
+ * the next registration of the email may replace a profile left under it. Only the transaction that
+ * removed the row records it (two registrations may both find a stale PENDING account).
+ */
+async function abandonRegistration(manager: EntityManager, account: Pick<Account, 'id' | 'email'>): Promise<void> {
+  const removed = await manager.delete(Account, { id: account.id, status: 'PENDING' });
+  if (removed.affected !== 1) return;
+  await manager.insert(AbandonedRegistration, { userId: account.id, email: account.email, abandonedAt: new Date() });
+}
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS', 'Invalid email or password.', 401);
 const invalidRefreshToken = () => new AppError('INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or revoked', 401);
@@ -56,7 +68,7 @@ export class AuthService {
   ) {}
 
   async register(request: RegisterRequestDto, role: Role = 'USER'): Promise<RegisterResponseDto> {
-    const email = request.email.trim().toLowerCase();
+    const email = storedKey(request.email);
     const now = new Date();
     const account: Account = Object.assign(new Account(), {
       id: randomUUID(),
@@ -69,18 +81,23 @@ export class AuthService {
     });
     try {
       await this.db.transaction(async (manager) => {
-        await manager.delete(Account, { email, status: 'PENDING', createdAt: LessThan(new Date(now.getTime() - STALE_PENDING_MS)) });
+        const stale = await manager.find(Account, { where: { email, status: 'PENDING', createdAt: LessThan(new Date(now.getTime() - STALE_PENDING_MS)) } });
+        for (const pending of stale) await abandonRegistration(manager, pending);
         await manager.insert(Account, account);
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict(`A user with email ${email} already exists`, 'DUPLICATE_EMAIL');
       throw error;
     }
+    // Registrations of this email abandoned earlier may have left profiles (only their answers were
+    // lost); now that this account holds the email, those profiles belong to no account.
+    const abandoned = await this.db.manager.find(AbandonedRegistration, { where: { email }, order: { abandonedAt: 'DESC' }, take: MAX_REPLACED_PROFILES });
     try {
-      await this.profiles.createProfile({ ...request, userId: account.id, email });
+      await this.profiles.createProfile({ ...request, userId: account.id, email, replacesUserIds: abandoned.map((entry) => entry.userId) });
     } catch (error) {
-      // No half-made account: without its profile the account is removed again.
-      await this.db.transaction((manager) => manager.delete(Account, { id: account.id }));
+      // No half-made account: without its profile the account is removed again, and remembered, since
+      // the user service may have committed the profile and only its answer was lost.
+      await this.db.transaction((manager) => abandonRegistration(manager, account));
       throw error;
     }
     await this.db.transaction((manager) => manager.update(Account, { id: account.id }, { status: 'ACTIVE', updatedAt: new Date() }));
@@ -89,14 +106,12 @@ export class AuthService {
   }
 
   async login(request: LoginRequestDto, userAgentName: string): Promise<LoginResponseDto> {
-    const email = request.email.trim().toLowerCase();
-    await this.throttle.check(email);
+    const email = storedKey(request.email);
+    await this.throttle.attempt(email);
     const account = await this.db.manager.findOne(Account, { where: { email } });
     const matches = await bcrypt.compare(request.password, account?.passwordHash ?? this.dummyHash);
-    if (!account || !matches || account.status !== 'ACTIVE') {
-      await this.throttle.failed(email);
-      throw invalidCredentials();
-    }
+    // A failure keeps the attempt it took: it was counted before the password was checked.
+    if (!account || !matches || account.status !== 'ACTIVE') throw invalidCredentials();
     await this.throttle.succeeded(email);
 
     const refreshToken = newRefreshToken();
@@ -177,7 +192,7 @@ export class AuthService {
 
   /** Creates the configured ADMIN once; a no-op when an account with that email exists. */
   async ensureAdmin(email: string, password: string): Promise<boolean> {
-    const existing = await this.db.manager.findOne(Account, { where: { email: email.trim().toLowerCase() } });
+    const existing = await this.db.manager.findOne(Account, { where: { email: storedKey(email) } });
     if (existing?.status === 'ACTIVE') return false;
     const profile = { firstName: 'Store', lastName: 'Admin', phoneNumber: '+10000000000', dateOfBirth: '1970-01-01', address: 'Bookstore HQ' };
     await this.register({ email, password, ...profile }, 'ADMIN');

@@ -6,7 +6,7 @@
  */
 import { ValidateBy } from 'class-validator';
 import { AppError, validationFailed } from '../../platform/errors';
-import { validateBody, isIsoDate, isUuid } from '../../platform/validation';
+import { validateBody, isIsoDate, isUuid, storedLengthProblem } from '../../platform/validation';
 import { isbnProblem, normalizeIsbn } from './isbn';
 import { isLanguageCode } from './languages';
 import type { BookListQuery } from './service';
@@ -26,40 +26,54 @@ export const MAX_STOCK = 2_147_483_647;
 /** A language name such as "English" (or an ISO 639-1 code such as "en"). */
 const LANGUAGE_NAME = /^\p{L}[\p{L} ()-]{2,49}$/u;
 
-type Problem = (value: unknown) => string | undefined;
+/** `object`: the whole body, for a check that spans fields. */
+type Problem = (value: unknown, object: object) => string | undefined;
 
 /** One decorator per field: the first problem of the value, or none. */
 function Check(problem: Problem): PropertyDecorator {
   return ValidateBy({
     name: 'check',
     validator: {
-      validate: (value: unknown) => problem(value) === undefined,
-      defaultMessage: (args) => problem(args?.value) ?? 'is invalid',
+      validate: (value: unknown, args) => problem(value, args?.object ?? {}) === undefined,
+      defaultMessage: (args) => problem(args?.value, args?.object ?? {}) ?? 'is invalid',
     },
   });
 }
 
 const blank = (value: unknown) => value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
+/**
+ * How a text is kept: `multiline` allows line breaks and tabs; `keyed` means it also goes, trimmed
+ * and lower-cased, into a name key of the same width (authors, categories, publishers), so the
+ * limit holds for that form too.
+ */
+interface TextRules {
+  multiline?: boolean;
+  keyed?: boolean;
+}
+
+/** `measured`: the form whose length counts (a required line's is trimmed). */
+function textProblem(value: string, measured: string, max: number, rules: TextRules): string | undefined {
+  if ((rules.multiline ? CONTROL_IN_TEXT : CONTROL_CHARACTERS).test(value)) return 'must not contain control characters';
+  if (measured.length > max) return `must be shorter than or equal to ${max} characters`;
+  return rules.keyed ? storedLengthProblem(value, max) : undefined;
+}
+
 /** A required single-line text: `required` when missing or blank. */
-function requiredLine(required: string, max: number): Problem {
+function requiredLine(required: string, max: number, rules: TextRules = {}): Problem {
   return (value) => {
     if (blank(value)) return required;
     if (typeof value !== 'string') return 'must be a string';
-    if (CONTROL_CHARACTERS.test(value)) return 'must not contain control characters';
-    if (value.trim().length > max) return `must be shorter than or equal to ${max} characters`;
-    return undefined;
+    return textProblem(value, value.trim(), max, rules);
   };
 }
 
 /** Optional text: absent, null or a string of at most `max` characters. */
-function optionalText(max: number, multiline = false): Problem {
+function optionalText(max: number, rules: TextRules = {}): Problem {
   return (value) => {
     if (value === undefined || value === null) return undefined;
     if (typeof value !== 'string') return 'must be a string';
-    if ((multiline ? CONTROL_IN_TEXT : CONTROL_CHARACTERS).test(value)) return 'must not contain control characters';
-    if (value.length > max) return `must be shorter than or equal to ${max} characters`;
-    return undefined;
+    return textProblem(value, value, max, rules);
   };
 }
 
@@ -117,7 +131,7 @@ const stockCheck: Problem = (value) => {
 export class BookRequestDto {
   @Check(isbnCheck) isbn!: string;
   @Check(requiredLine('Title is required', MAX_TITLE)) title!: string;
-  @Check(optionalText(MAX_DESCRIPTION, true)) description?: string | null;
+  @Check(optionalText(MAX_DESCRIPTION, { multiline: true })) description?: string | null;
   @Check(priceCheck) price!: number;
   @Check(languageCheck) language!: string;
   @Check(dateCheck) publishedDate?: string | null;
@@ -142,20 +156,37 @@ export async function parseBookRequest(body: unknown): Promise<BookRequestDto> {
   return validateWith(BookRequestDto, body, (lines) => [...lines, ...authorIdErrors((body as { authorIds?: unknown }).authorIds)].sort((a, b) => fieldRank(a) - fieldRank(b)));
 }
 
+/** An author's name key ("first last", trimmed and lower-cased) has a column of this width (entities.ts). */
+const AUTHOR_KEY_MAX = 201;
+
+/**
+ * The last name, and then the name key it makes with the first name. A first name alone cannot
+ * outgrow the key (lower-casing at most doubles a text, and 2 × 100 < 201), so the key's problem is
+ * reported on the last name.
+ */
+const lastNameCheck: Problem = (value, author) => {
+  const own = optionalText(100)(value, author);
+  if (own !== undefined) return own;
+  const { firstName } = author as { firstName?: unknown };
+  if (typeof firstName !== 'string' || typeof value !== 'string') return undefined;
+  const key = [firstName.trim(), value.trim()].filter(Boolean).join(' ');
+  return storedLengthProblem(key, AUTHOR_KEY_MAX) && `with the first name, must be shorter than or equal to ${AUTHOR_KEY_MAX} characters once lower-cased`;
+};
+
 export class AuthorRequestDto {
   @Check(requiredLine('First name is required', 100)) firstName!: string;
-  @Check(optionalText(100)) lastName?: string | null;
-  @Check(optionalText(MAX_DESCRIPTION, true)) biography?: string | null;
+  @Check(lastNameCheck) lastName?: string | null;
+  @Check(optionalText(MAX_DESCRIPTION, { multiline: true })) biography?: string | null;
   @Check(optionalText(100)) country?: string | null;
 }
 
 export class CategoryRequestDto {
-  @Check(requiredLine('Category name is required', 100)) name!: string;
-  @Check(optionalText(MAX_DESCRIPTION, true)) description?: string | null;
+  @Check(requiredLine('Category name is required', 100, { keyed: true })) name!: string;
+  @Check(optionalText(MAX_DESCRIPTION, { multiline: true })) description?: string | null;
 }
 
 export class PublisherRequestDto {
-  @Check(requiredLine('Publisher name is required', 150)) name!: string;
+  @Check(requiredLine('Publisher name is required', 150, { keyed: true })) name!: string;
   @Check(optionalText(500)) address?: string | null;
 }
 

@@ -11,6 +11,7 @@ import type { Database } from '../../platform/database';
 import { forUpdate, isUniqueViolation } from '../../platform/database';
 import { assertRole, type Principal } from '../../platform/auth';
 import { conflict, notFound } from '../../platform/errors';
+import { storedKey } from '../../platform/validation';
 import type { AuthorRequestDto, AuthorResponseDto, CategoryRequestDto, CategoryResponseDto, PublisherRequestDto, PublisherResponseDto } from './dto';
 import { Author, Book, BookAuthor, Category, Publisher } from './entities';
 
@@ -133,7 +134,7 @@ export function authorCatalogue(db: Database) {
     fields: (dto) => {
       const firstName = dto.firstName.trim();
       const lastName = trimmed(dto.lastName);
-      return { firstName, lastName, biography: trimmed(dto.biography), country: trimmed(dto.country), nameKey: authorName({ firstName, lastName }).toLowerCase() };
+      return { firstName, lastName, biography: trimmed(dto.biography), country: trimmed(dto.country), nameKey: storedKey(authorName({ firstName, lastName })) };
     },
     response: toAuthorResponse,
     usage: (manager, id) => manager.count(BookAuthor, { where: { authorId: id } }),
@@ -145,7 +146,7 @@ export function categoryCatalogue(db: Database) {
     entity: Category,
     label: 'Category',
     order: { nameKey: 'ASC', id: 'ASC' },
-    fields: (dto) => ({ name: dto.name.trim(), description: trimmed(dto.description), nameKey: dto.name.trim().toLowerCase() }),
+    fields: (dto) => ({ name: dto.name.trim(), description: trimmed(dto.description), nameKey: storedKey(dto.name) }),
     response: (row) => ({ id: row.id, name: row.name, description: row.description }),
     usage: (manager, id) => manager.count(Book, { where: { categoryId: id } }),
   });
@@ -156,7 +157,7 @@ export function publisherCatalogue(db: Database) {
     entity: Publisher,
     label: 'Publisher',
     order: { nameKey: 'ASC', id: 'ASC' },
-    fields: (dto) => ({ name: dto.name.trim(), address: trimmed(dto.address), nameKey: dto.name.trim().toLowerCase() }),
+    fields: (dto) => ({ name: dto.name.trim(), address: trimmed(dto.address), nameKey: storedKey(dto.name) }),
     response: (row) => ({ id: row.id, name: row.name, address: row.address }),
     usage: (manager, id) => manager.count(Book, { where: { publisherId: id } }),
   });

@@ -35,29 +35,55 @@ export function parseCoverUpload(req: Request): Promise<CoverImage> {
     const chunks: Buffer[] = [];
     let seen = false;
     let truncated = false;
+    let settled = false;
+    /**
+     * The first outcome wins; a failure drops what was buffered and stops parsing. The rest of the
+     * body is still read (and thrown away), so the 400 reaches a client that is still sending.
+     */
+    const fail = (error: AppError) => {
+      if (settled) return;
+      settled = true;
+      chunks.length = 0;
+      req.unpipe(parser);
+      req.resume();
+      parser.destroy();
+      reject(error);
+    };
+    const unreadable = () => fail(badRequest('The multipart body could not be read', 'MALFORMED_MULTIPART'));
     parser.on('file', (name, stream) => {
+      // busboy destroys a part's stream with an error when the body ends inside it ("Unexpected end
+      // of form"); unheard, that error would be an uncaught exception that stops the process.
+      stream.on('error', unreadable);
       if (name !== 'file' || seen) {
         stream.resume();
         return;
       }
       seen = true;
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('data', (chunk: Buffer) => {
+        if (!settled) chunks.push(chunk);
+      });
       // busboy stops at the limit (one byte over the largest cover) and says so.
       stream.on('limit', () => {
         truncated = true;
       });
     });
-    parser.on('error', () => reject(badRequest('The multipart body could not be read', 'MALFORMED_MULTIPART')));
+    parser.on('error', unreadable);
     parser.on('close', () => {
-      if (!seen) return reject(fileRequired());
+      if (settled) return;
+      if (!seen) return fail(fileRequired());
       const bytes = Buffer.concat(chunks);
-      if (truncated || bytes.length > MAX_COVER_BYTES) return reject(tooLarge());
-      if (bytes.length === 0) return reject(fileRequired());
+      if (truncated || bytes.length > MAX_COVER_BYTES) return fail(tooLarge());
+      if (bytes.length === 0) return fail(fileRequired());
       const contentType = sniffImageType(bytes);
-      if (!contentType) return reject(wrongType());
+      if (!contentType) return fail(wrongType());
+      settled = true;
       resolve({ bytes, contentType });
     });
-    req.on('error', () => reject(badRequest('The request body could not be read', 'BAD_REQUEST')));
+    req.on('error', () => fail(badRequest('The request body could not be read', 'BAD_REQUEST')));
+    // A client that goes away mid-body: the parser would wait forever for the rest (no answer can reach it).
+    req.on('close', () => {
+      if (!req.complete) fail(badRequest('The request body ended early', 'BAD_REQUEST'));
+    });
     req.pipe(parser);
   });
 }

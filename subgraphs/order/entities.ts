@@ -1,4 +1,4 @@
-/** The order service's tables: one order per successful payment, with its lines. */
+/** The order service's tables: one order per successful payment, with its lines, and the payments refunded. */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { CartLineColumns } from '../../platform/cart-line';
 import { centsColumn } from '../../platform/money';
@@ -6,6 +6,10 @@ import { TimestampColumn } from '../../platform/database';
 
 export const ORDER_STATUSES = ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED', 'CANCELLED', 'REFUNDED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** Where the order's refund stands, as the payment service reports it; null when none is involved. */
+export const REFUND_STATUSES = ['PENDING', 'REFUNDED', 'FAILED'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
 
 @Entity({ name: 'orders' })
 export class Order {
@@ -24,6 +28,9 @@ export class Order {
   @Column({ type: 'varchar', length: 12 })
   status!: OrderStatus;
 
+  @Column({ name: 'refund_status', type: 'varchar', length: 16, nullable: true })
+  refundStatus!: RefundStatus | null;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 
@@ -38,4 +45,17 @@ export class OrderItem extends CartLineColumns {
 
   @PrimaryColumn({ type: 'int' })
   position!: number;
+}
+
+/**
+ * A payment the payment service reported refunded. Kafka topics are not ordered with each other, so
+ * its payment-success may come after the refund: this row makes that success create no order.
+ */
+@Entity({ name: 'order_refunded_payments' })
+export class RefundedPayment {
+  @PrimaryColumn({ name: 'payment_id', type: 'varchar', length: 36 })
+  paymentId!: string;
+
+  @TimestampColumn('refunded_at')
+  refundedAt!: Date;
 }

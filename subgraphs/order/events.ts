@@ -1,8 +1,11 @@
-/** What the order service consumes: `payment-success` creates the order, `payment-refunded` refunds it. */
+/**
+ * What the order service consumes: `payment-success` creates the order, `payment-refunded` refunds
+ * it, `payment-refund-failed` shows an admin that its refund waits for them.
+ */
 import type { Database } from '../../platform/database';
 import type { EventBus, Subscription } from '../../platform/events/bus';
 import { consume } from '../../platform/events/consumer';
-import { PaymentRefundedEvent, PaymentSuccessEvent, TOPICS } from '../../platform/events/topics';
+import { PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent, TOPICS } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import type { OrderService } from './service';
 
@@ -23,6 +26,12 @@ export function subscribeOrderEvents(bus: EventBus, db: Database, logger: Logger
       topic: TOPICS.paymentRefunded,
       schema: PaymentRefundedEvent,
       apply: (event, manager) => service.markRefunded(manager, event),
+    }),
+    consume({
+      ...common,
+      topic: TOPICS.paymentRefundFailed,
+      schema: PaymentRefundFailedEvent,
+      apply: (event, manager) => service.markRefundFailed(manager, event),
     }),
   ]);
 }

@@ -7,9 +7,11 @@ import { EventTables1732000000000 } from '../../platform/migrations/173200000000
 import type { ProcessDeps } from '../../platform/run';
 import { assembleService, type BookstoreService } from '../../rest-compat/service';
 import { jwksVerifierFor } from '../../platform/auth';
-import { Order, OrderItem } from './entities';
+import { Order, OrderItem, RefundedPayment } from './entities';
 import { subscribeOrderEvents } from './events';
 import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrders';
+import { RefundedPayments1732000000410 } from './migrations/1732000000410-RefundedPayments';
+import { OrderRefundStatus1732000000420 } from './migrations/1732000000420-OrderRefundStatus';
 import { orderLoaders, orderResolvers } from './resolvers';
 import { orderRoutes } from './routes';
 import { OrderService } from './service';
@@ -20,8 +22,8 @@ export async function createOrderService(deps: ProcessDeps): Promise<BookstoreSe
   const db = await openDatabase({
     service: 'order',
     config,
-    entities: [Order, OrderItem, OutboxEvent, ProcessedEvent],
-    migrations: [EventTables1732000000000, CreateOrders1732000000400],
+    entities: [Order, OrderItem, RefundedPayment, OutboxEvent, ProcessedEvent],
+    migrations: [EventTables1732000000000, CreateOrders1732000000400, RefundedPayments1732000000410, OrderRefundStatus1732000000420],
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const orders = new OrderService(db, logger, () => relay.wake());

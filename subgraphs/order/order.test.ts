@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
+import { ProcessedEvent } from '../../platform/events/consumer';
 import { TOPICS, type PaymentSuccessEvent } from '../../platform/events/topics';
-import { paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
+import { paymentRefundFailedEvent, paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
+import { ORDER_CONSUMER_GROUP } from './events';
 
 let stack: Stack;
 let observer: Subscription;
@@ -54,6 +56,7 @@ describe('an order from payment-success', () => {
       userId: buyer.userId,
       totalAmount: 60.07,
       status: 'CONFIRMED',
+      refundStatus: null,
       items: event.items,
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),
       updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),
@@ -275,6 +278,30 @@ describe('POST /api/orders/{id}/cancel', () => {
     expect((await move(admin.bearer, order.orderId, 'CANCELLED')).body.status).toBe('CANCELLED');
     const [announced] = await waitFor(() => (cancelledFor(order.orderId).length > 0 ? cancelledFor(order.orderId) : undefined), { what: 'order-cancelled' });
     expect(announced).toMatchObject({ type: 'OrderCancelledEvent', orderId: order.orderId, userId: buyer.userId });
+  });
+
+  it('shows where its refund stands: none, PENDING once cancelled, FAILED when refused, REFUNDED when refunded, never FAILED after', async () => {
+    const buyer = await registeredUser(stack);
+    const admin = await adminSession(stack);
+    const { event, order } = await paidOrder(buyer);
+    const refundStatus = async () => (await orders().get(`/api/orders/${order.orderId}`).set('Authorization', admin.bearer)).body.refundStatus;
+    expect(await refundStatus()).toBeNull();
+
+    expect((await cancel(buyer.bearer, order.orderId)).status).toBe(204);
+    expect(await refundStatus()).toBe('PENDING');
+    const refused = paymentRefundFailedEvent({ paymentId: event.paymentId, orderId: order.orderId, userId: buyer.userId });
+    await publish(TOPICS.paymentRefundFailed, refused);
+    await waitFor(async () => (await refundStatus()) === 'FAILED', { what: 'the refund FAILED' });
+
+    await publish(TOPICS.paymentRefunded, paymentRefundedEvent(event));
+    await waitFor(async () => (await refundStatus()) === 'REFUNDED', { what: 'the refund REFUNDED' });
+    // The two topics are not ordered: a refusal read after the refund does not undo it.
+    const late = { ...refused, eventId: randomUUID() };
+    await publish(TOPICS.paymentRefundFailed, late);
+    const handled = () => stack.services.order!.db.manager.count(ProcessedEvent, { where: { consumer: ORDER_CONSUMER_GROUP, eventId: late.eventId } });
+    await waitFor(async () => (await handled()) === 1, { what: 'the late refusal to be handled' });
+    expect(await refundStatus()).toBe('REFUNDED');
+    expect((await orders().get(`/api/orders/${order.orderId}`).set('Authorization', buyer.bearer)).body).toMatchObject({ status: 'CANCELLED', refundStatus: 'REFUNDED' });
   });
 
   it('keeps a cancelled order CANCELLED when its refund is reported', async () => {

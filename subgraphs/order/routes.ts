@@ -2,16 +2,13 @@
 import { Router } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
-import { parseLimitOffset, parseUuid, validationError } from '../../platform/validation';
+import { parseLimitOffset, parseOneOf, parseUuid } from '../../platform/validation';
 import { ORDER_STATUSES, type OrderStatus } from './entities';
 import type { OrderService } from './service';
 
 function parseStatus(value: unknown, required: boolean): OrderStatus | undefined {
   if (value === undefined && !required) return undefined;
-  if (typeof value !== 'string' || !(ORDER_STATUSES as readonly string[]).includes(value)) {
-    throw validationError(`status: must be one of ${ORDER_STATUSES.join(', ')}`);
-  }
-  return value as OrderStatus;
+  return parseOneOf(value, ORDER_STATUSES, 'status');
 }
 
 export function orderRoutes(service: OrderService, verifier: TokenVerifier): Router {

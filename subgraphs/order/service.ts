@@ -4,18 +4,29 @@
  * CONFIRMED or PROCESSING by the owner or an admin. A cancel, whichever route asks for it, publishes
  * `order-cancelled` in the same transaction, which has the payment refunded and the stock put back.
  * A refund reported by the payment (`payment-refunded`) makes an order REFUNDED unless it was
- * cancelled: a cancelled order stays CANCELLED, its payment shows the refund.
+ * cancelled: a cancelled order stays CANCELLED, its payment shows the refund. `refundStatus` follows
+ * the money: PENDING from the cancel, REFUNDED on `payment-refunded`, FAILED on `payment-refund-failed`.
+ * The refund is also remembered: topics are not ordered with each other, and a payment-success that
+ * arrives after its refund makes no order at all (one order per successful payment, none for a
+ * refunded one).
  */
 import { randomUUID } from 'node:crypto';
 import { In, Not, type EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
 import { fromCents, toCents } from '../../platform/money';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
-import { TOPICS, type OrderCancelledEvent, type OrderCreatedEvent, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
+import {
+  TOPICS,
+  type OrderCancelledEvent,
+  type OrderCreatedEvent,
+  type PaymentRefundFailedEvent,
+  type PaymentRefundedEvent,
+  type PaymentSuccessEvent,
+} from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
-import { ORDER_STATUSES, Order, OrderItem, type OrderStatus } from './entities';
+import { ORDER_STATUSES, Order, OrderItem, RefundedPayment, type OrderStatus, type RefundStatus } from './entities';
 
 export interface OrderItemResponse {
   bookId: string;
@@ -30,6 +41,8 @@ export interface OrderResponse {
   userId: string;
   totalAmount: number;
   status: OrderStatus;
+  /** Null when no refund is involved. */
+  refundStatus: RefundStatus | null;
   items: OrderItemResponse[];
   createdAt: string;
   updatedAt: string;
@@ -68,6 +81,7 @@ function toResponse(order: Order, items: OrderItem[]): OrderResponse {
     userId: order.userId,
     totalAmount: fromCents(order.totalCents),
     status: order.status,
+    refundStatus: order.refundStatus,
     items: items
       .sort((a, b) => a.position - b.position)
       .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
@@ -182,7 +196,9 @@ export class OrderService {
    * from one state serialise; a move to CANCELLED records `order-cancelled` in the same transaction.
    */
   private async moveTo(manager: EntityManager, current: Order, status: OrderStatus): Promise<Order> {
-    const result = await manager.update(Order, { id: current.id, status: current.status }, { status, updatedAt: new Date() });
+    // Every order was paid, so a cancel always has a refund to wait for.
+    const refund = status === 'CANCELLED' ? { refundStatus: 'PENDING' as const } : {};
+    const result = await manager.update(Order, { id: current.id, status: current.status }, { status, ...refund, updatedAt: new Date() });
     if (result.affected !== 1) throw conflict(`Order ${current.id} changed meanwhile; read it again`, 'INVALID_ORDER_TRANSITION');
     if (status === 'CANCELLED') {
       const items = await manager.find(OrderItem, { where: { orderId: current.id } });
@@ -213,9 +229,17 @@ export class OrderService {
     return (await this.withItems([order]))[0];
   }
 
-  /** `payment-success`: one order per payment, whatever the number of deliveries. */
+  /**
+   * `payment-success`: one order per payment, whatever the number of deliveries, and none for a
+   * payment already reported refunded. The refund's row is read with a lock (on MySQL, of its gap
+   * when there is none yet), so a refund committing meanwhile waits and then finds this order.
+   */
   async createFromPayment(manager: EntityManager, event: PaymentSuccessEvent): Promise<void> {
     const paymentId = event.paymentId.toLowerCase();
+    if (await manager.findOne(RefundedPayment, { where: { paymentId }, ...forUpdate(this.db) })) {
+      this.logger.info({ paymentId }, 'payment-success after its refund; no order made');
+      return;
+    }
     if (await manager.findOne(Order, { where: { paymentId } })) return;
     const now = new Date();
     const order = Object.assign(new Order(), {
@@ -224,6 +248,7 @@ export class OrderService {
       userId: event.userId.toLowerCase(),
       totalCents: toCents(event.amount),
       status: 'CONFIRMED' as const,
+      refundStatus: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -252,9 +277,27 @@ export class OrderService {
     this.logger.info({ orderId: order.id, paymentId }, 'order created');
   }
 
-  /** `payment-refunded`: the order, if any, becomes REFUNDED, unless it was cancelled (the refund is the cancel's). */
+  /**
+   * `payment-refunded`: the refund is remembered first (the row createFromPayment locks, so of the two
+   * the later one sees the other), then the order, if any, becomes REFUNDED, unless it was cancelled
+   * (the refund is the cancel's).
+   */
   async markRefunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void> {
-    await manager.update(Order, { paymentId: event.paymentId.toLowerCase(), status: Not('CANCELLED') }, { status: 'REFUNDED', updatedAt: new Date() });
+    const paymentId = event.paymentId.toLowerCase();
+    const now = new Date();
+    await manager.createQueryBuilder().insert().into(RefundedPayment).values({ paymentId, refundedAt: now }).orIgnore().execute();
+    await manager.update(Order, { paymentId }, { refundStatus: 'REFUNDED', updatedAt: now });
+    const result = await manager.update(Order, { paymentId, status: Not('CANCELLED') }, { status: 'REFUNDED', updatedAt: now });
+    if (result.affected === 0) this.logger.info({ paymentId }, 'refund reported for a payment with no open order');
+  }
+
+  /**
+   * `payment-refund-failed`: the refund waits for an admin. Never over REFUNDED: the two topics are
+   * not ordered, and a refund that succeeded (after a retry) is the last word.
+   */
+  async markRefundFailed(manager: EntityManager, event: PaymentRefundFailedEvent): Promise<void> {
+    await manager.update(Order, { id: event.orderId.toLowerCase(), refundStatus: Not('REFUNDED') }, { refundStatus: 'FAILED', updatedAt: new Date() });
+    this.logger.warn({ orderId: event.orderId, paymentId: event.paymentId, reason: event.reason }, 'the refund of a cancelled order failed; it waits for an admin');
   }
 
   eventsCommitted(): void {

@@ -2,6 +2,7 @@
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsObject, IsUUID, Max, Min, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
 import type { PaymentStatus } from './entities';
+import type { RefundResponse } from './refunds';
 
 export const MAX_CART_LINES = 100;
 
@@ -68,4 +69,7 @@ export interface PaymentResponse {
   paymentIntentId: string;
   clientSecret: string;
   items: PaymentItemResponse[];
+  /** What came back to the buyer: the whole amount once REFUNDED, else the refunds that succeeded. */
+  refundedAmount: number;
+  refunds: RefundResponse[];
 }

@@ -95,3 +95,72 @@ export class ProviderEvent {
   @TimestampColumn('received_at')
   receivedAt!: Date;
 }
+
+export const REFUND_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+/** A book and how many copies a refund covers (CONTRACT §11). */
+export interface RefundItem {
+  bookId: string;
+  quantity: number;
+}
+
+const jsonItems = { to: (items: RefundItem[]) => JSON.stringify(items), from: (text: string) => JSON.parse(text) as RefundItem[] };
+
+/**
+ * One refund of a payment and where it stands. A refund the provider refused for good is FAILED
+ * with a code and a reason safe to show; an admin's retry makes it PENDING again. `refusals`
+ * counts the refusals: each one needs a new idempotency key, as the provider replays a stored
+ * refusal for a key it has seen.
+ */
+@Entity({ name: 'refunds' })
+export class Refund {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ name: 'payment_id', type: 'varchar', length: 36 })
+  paymentId!: string;
+
+  @Column({ name: 'order_id', type: 'varchar', length: 36, nullable: true })
+  orderId!: string | null;
+
+  /** What asked for the refund, unique: `order-cancelled:<orderId>` for a cancel's refund. */
+  @Column({ type: 'varchar', length: 80, nullable: true, unique: true })
+  origin!: string | null;
+
+  @Column({ name: 'amount', type: 'decimal', precision: 12, scale: 2, transformer: centsColumn })
+  amountCents!: number;
+
+  @Column({ type: 'varchar', length: 32 })
+  reason!: string;
+
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  note!: string | null;
+
+  @Column({ type: 'text', transformer: jsonItems })
+  items!: RefundItem[];
+
+  @Column({ type: 'boolean' })
+  restock!: boolean;
+
+  @Column({ type: 'varchar', length: 16 })
+  status!: RefundStatus;
+
+  @Column({ type: 'int' })
+  refusals!: number;
+
+  @Column({ name: 'failure_code', type: 'varchar', length: 64, nullable: true })
+  failureCode!: string | null;
+
+  @Column({ name: 'failure_reason', type: 'varchar', length: 255, nullable: true })
+  failureReason!: string | null;
+
+  @Column({ name: 'provider_refund_id', type: 'varchar', length: 255, nullable: true })
+  providerRefundId!: string | null;
+
+  @TimestampColumn('created_at')
+  createdAt!: Date;
+
+  @TimestampColumn('updated_at')
+  updatedAt!: Date;
+}

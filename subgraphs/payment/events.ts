@@ -1,6 +1,6 @@
 /**
- * What the payment service publishes (payment-created, -success, -failed, -refunded, all through
- * the outbox) and consumes (order-created, which fills in the payment's orderId; order-cancelled,
+ * What the payment service publishes (payment-created, -success, -failed, -refunded,
+ * -refund-failed, all through the outbox) and consumes (order-created, which fills in the payment's orderId; order-cancelled,
  * which refunds the payment).
  */
 import type { EntityManager } from 'typeorm';
@@ -16,12 +16,13 @@ import {
   type PaymentCreatedEvent,
   type PaymentFailedEvent,
   type PaymentRefundedEvent,
+  type PaymentRefundFailedEvent,
   type PaymentSuccessEvent,
 } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { fromCents } from '../../platform/money';
 import { Payment, type PaymentItem } from './entities';
-import type { RefundOnCancel } from './refunds';
+import type { Refunds } from './refunds';
 
 export const PAYMENT_CONSUMER_GROUP = 'payment-service';
 
@@ -77,8 +78,20 @@ export async function publishPaymentRefunded(manager: EntityManager, payment: Pa
   await enqueueEvent(manager, TOPICS.paymentRefunded, payment.id, event);
 }
 
+/** A refund of the order was refused for good and waits for an admin (`reason`: the provider's code). */
+export async function publishRefundFailed(manager: EntityManager, payment: Payment, orderId: string, reason: string): Promise<void> {
+  const event: PaymentRefundFailedEvent = {
+    ...eventEnvelope('PaymentRefundFailedEvent'),
+    paymentId: payment.id,
+    orderId,
+    userId: payment.userId,
+    reason,
+  };
+  await enqueueEvent(manager, TOPICS.paymentRefundFailed, payment.id, event);
+}
+
 /** `order-created` tells the payment which order it produced; `order-cancelled` refunds it. */
-export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logger, refunds: RefundOnCancel): Promise<Subscription[]> {
+export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logger, refunds: Refunds): Promise<Subscription[]> {
   const common = { bus, db, logger, groupId: PAYMENT_CONSUMER_GROUP };
   return Promise.all([
     consume({
@@ -94,7 +107,7 @@ export function subscribePaymentEvents(bus: EventBus, db: Database, logger: Logg
       topic: TOPICS.orderCancelled,
       schema: OrderCancelledEvent,
       // The provider call happens outside the transaction; what is left is to record the event as handled.
-      prepare: (event) => refunds.refund(event),
+      prepare: (event) => refunds.refundCancelled(event),
       apply: async () => undefined,
     }),
   ]);

@@ -8,11 +8,12 @@ import type { ProcessDeps } from '../../platform/run';
 import { assembleService, type BookstoreService } from '../../rest-compat/service';
 import { jwksVerifierFor } from '../../platform/auth';
 import { httpCheckoutDirectory, type CheckoutDirectory } from './clients';
-import { Payment, PaymentItem, ProviderEvent } from './entities';
+import { Payment, PaymentItem, ProviderEvent, Refund } from './entities';
 import { subscribePaymentEvents } from './events';
 import { CreatePayments1732000000500 } from './migrations/1732000000500-CreatePayments';
+import { CreateRefunds1732000000510 } from './migrations/1732000000510-CreateRefunds';
 import { stripeProvider, type PaymentProvider } from './provider';
-import { RefundOnCancel } from './refunds';
+import { Refunds } from './refunds';
 import { paymentLoaders, paymentResolvers } from './resolvers';
 import { mountWebhook, paymentRoutes } from './routes';
 import { PaymentService } from './service';
@@ -23,15 +24,15 @@ export interface PaymentServiceDeps extends ProcessDeps {
   directory?: CheckoutDirectory;
 }
 
-export async function createPaymentService(deps: PaymentServiceDeps): Promise<BookstoreService & { payments: PaymentService }> {
+export async function createPaymentService(deps: PaymentServiceDeps): Promise<BookstoreService & { payments: PaymentService; refunds: Refunds }> {
   const { config, bus } = deps;
   const logger = deps.logger.child({ service: 'payment' });
   const provider = deps.provider ?? stripeProvider(config.stripe);
   const db = await openDatabase({
     service: 'payment',
     config,
-    entities: [Payment, PaymentItem, ProviderEvent, OutboxEvent, ProcessedEvent],
-    migrations: [EventTables1732000000000, CreatePayments1732000000500],
+    entities: [Payment, PaymentItem, ProviderEvent, Refund, OutboxEvent, ProcessedEvent],
+    migrations: [EventTables1732000000000, CreatePayments1732000000500, CreateRefunds1732000000510],
   });
   const relay = new OutboxRelay({ db, bus, logger });
   const wake = () => relay.wake();
@@ -48,6 +49,7 @@ export async function createPaymentService(deps: PaymentServiceDeps): Promise<Bo
     });
   const payments = new PaymentService(db, provider, directory, config.stripe.currency, logger, wake);
   const webhooks = new WebhookHandler(db, provider, logger, wake);
+  const refunds = new Refunds(db, provider, logger, wake);
   const verifier = jwksVerifierFor(config, { bus, logger, service: 'payment' });
   const runtime = await assembleService({
     name: 'payment',
@@ -57,10 +59,10 @@ export async function createPaymentService(deps: PaymentServiceDeps): Promise<Bo
     bus,
     mountRaw: (app) => mountWebhook(app, webhooks),
     basePath: '/api/payments',
-    routes: paymentRoutes(payments, verifier),
-    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: paymentResolvers(), loaders: paymentLoaders(payments), verifier },
+    routes: paymentRoutes(payments, refunds, verifier),
+    subgraph: { schemaFile: path.join(__dirname, 'schema.graphql'), resolvers: paymentResolvers(refunds), loaders: paymentLoaders(payments), verifier },
     relay,
-    subscribe: () => subscribePaymentEvents(bus, db, logger, new RefundOnCancel(db, provider, logger)),
+    subscribe: () => subscribePaymentEvents(bus, db, logger, refunds),
   });
-  return Object.assign(runtime, { payments });
+  return Object.assign(runtime, { payments, refunds });
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
 import { TOPICS } from '../../platform/events/topics';
-import { checkout, createBook, paymentWhen, type CatalogueBook } from '../../test/commerce';
+import { checkout, createBook, paymentWhen, sendSignedWebhook, type CatalogueBook } from '../../test/commerce';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, WEBHOOK_SECRET, type Stack } from '../../test/harness';
 import { signatureHeader } from '../../simulators/stripe/simulator';
 
@@ -57,6 +57,8 @@ describe('the purchase flow', () => {
         { bookId: novel.id, bookTitle: 'Middlemarch', quantity: 3, price: 19.99 },
         { bookId: bookmark.id, bookTitle: 'Bookmark', quantity: 1, price: 0.1 },
       ],
+      refundedAmount: 0,
+      refunds: [],
     });
     const intent = sim()
       .intents()
@@ -104,11 +106,7 @@ describe('the purchase flow', () => {
     // A failure after success is not in the table: it is acknowledged and changes nothing. The
     // simulator refuses to fail a succeeded PaymentIntent, so a new failure event is signed here.
     const lateFailure = JSON.stringify({ ...failure.event.event, id: `evt_${randomUUID()}`, created: Math.floor(Date.now() / 1000) });
-    const acknowledged = await payments()
-      .post('/api/payments/webhook')
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', signatureHeader(lateFailure, WEBHOOK_SECRET))
-      .send(lateFailure);
+    const acknowledged = await sendSignedWebhook(stack, lateFailure);
     expect(acknowledged.status).toBe(200);
     expect(acknowledged.text).toBe('Webhook received');
     expect((await payments().get(`/api/payments/${payment.paymentId}`).set('Authorization', buyer.bearer)).body).toEqual(paid);
@@ -147,6 +145,25 @@ describe('checkout idempotency', () => {
     expect(intentsOf(checkoutId)).toHaveLength(1);
     expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toHaveLength(1);
     await waitFor(() => eventsOf(TOPICS.paymentCreated, results[0].body.paymentId).length === 1, { what: 'payment-created' });
+  });
+
+  it('answers 200 with one payment to 20 concurrent identical checkouts while Stripe is slow, with one PaymentIntent', async () => {
+    const buyer = await registeredUser(stack);
+    const checkoutId = randomUUID();
+    // Stripe refuses a request whose Idempotency-Key is still in flight (409). Slower than the SDK's own
+    // retry of it (one, after 0.5 s), so every other request is still refused when it retries.
+    sim().injectFaults({ delayMs: 1500 });
+    let results;
+    try {
+      results = await Promise.all(Array.from({ length: 20 }, () => checkout(stack, buyer.bearer, [{ bookId: novel.id, quantity: 1 }], checkoutId)));
+    } finally {
+      sim().injectFaults({ delayMs: 0 });
+    }
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(results.map((r) => r.body.paymentId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.body.paymentIntentId)).size).toBe(1);
+    expect(intentsOf(checkoutId)).toHaveLength(1);
+    expect((await payments().get('/api/payments').set('Authorization', buyer.bearer)).body).toHaveLength(1);
   });
 
   it("answers 409 for another user's checkoutId and for a different cart under the same checkoutId", async () => {

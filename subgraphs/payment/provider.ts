@@ -16,12 +16,65 @@ export interface CreatedIntent {
 export interface PaymentProvider {
   createIntent(request: { amountCents: number; currency: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<CreatedIntent>;
   /**
-   * Refunds a PaymentIntent in full; resolves with the refund's id, or with `undefined` when the
-   * provider says the charge was already refunded. Any other failure is a 502 AppError.
+   * Refunds a PaymentIntent in full; resolves with the provider's refund, or with `undefined` when
+   * the provider says the charge was already refunded. A refusal for good is a `RefundRefused`; a
+   * passing failure (5xx, network, rate limit, a request in flight on the key) is a 502 AppError.
    */
-  refundInFull(request: { paymentIntentId: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<string | undefined>;
+  refundInFull(request: { paymentIntentId: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<ProviderRefund | undefined>;
   /** The verified event, or a 400 AppError "Invalid webhook signature". */
   verifyWebhook(rawBody: Buffer, signature: string | undefined): Stripe.Event;
+}
+
+export interface ProviderRefund {
+  id: string;
+  /** True when the provider says the money is back (Stripe's `succeeded`); else the webhook settles it. */
+  succeeded: boolean;
+}
+
+/**
+ * The provider refused a refund for good: asking again with the same request will not help. `code`
+ * is the provider's error code (or type), `reason` a fixed text safe to show an admin; the
+ * provider's own message travels only as the cause, which is logged.
+ */
+export class RefundRefused extends Error {
+  constructor(
+    readonly code: string,
+    readonly reason: string,
+    options: { cause: unknown },
+  ) {
+    super(`The payment provider refused the refund: ${code}`, options);
+    this.name = 'RefundRefused';
+  }
+}
+
+/** Why a refund was refused, for the codes an operator meets most; anything else by its status. */
+const REFUSAL_REASONS: Record<string, string> = {
+  balance_insufficient: 'The account balance cannot cover the refund',
+  charge_disputed: 'The charge is disputed',
+  charge_expired_for_refund: 'The charge is too old to refund',
+  charge_not_refundable: 'The charge cannot be refunded',
+  amount_too_large: 'The refund is more than the charge',
+};
+
+/**
+ * A failure is passing when asking again later may succeed: no answer at all (network), a 5xx,
+ * 429 (rate limit) or 409 (another request in flight on the idempotency key). Every other 4xx is
+ * the provider's final word on this request.
+ */
+export function isPassingFailure(error: unknown): boolean {
+  const status = (error as { statusCode?: unknown }).statusCode;
+  return typeof status !== 'number' || status >= 500 || status === 429 || status === 409 || status < 400;
+}
+
+function refusal(error: unknown): RefundRefused {
+  const raw = error as { statusCode?: number; code?: unknown; rawType?: unknown; type?: unknown };
+  const given = firstCode(raw.code, raw.rawType, raw.type) ?? 'refused';
+  return new RefundRefused(given, REFUSAL_REASONS[given] ?? `The payment provider refused the refund (HTTP ${String(raw.statusCode)})`, { cause: error });
+}
+
+/** A provider code as we store it: short, lower-case words, so nothing else rides along. */
+function firstCode(...values: unknown[]): string | undefined {
+  return values.find((value): value is string => typeof value === 'string' && /^[a-z0-9_]{1,64}$/.test(value));
 }
 
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -46,6 +99,32 @@ export function providerFailed(error: unknown): AppError {
   return Object.assign(new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 502), { cause: error });
 }
 
+/** How long a call waits, in all, for another request with its idempotency key to finish. */
+const IN_FLIGHT_PATIENCE_MS = 15_000;
+
+/** Stripe's refusal of a request whose Idempotency-Key another request still holds: nothing was done. */
+function isKeyInFlight(error: unknown): boolean {
+  const { statusCode, rawType } = error as { statusCode?: unknown; rawType?: unknown };
+  return statusCode === 409 && rawType === 'idempotency_error';
+}
+
+/**
+ * Runs `call` again, with back-off, while Stripe answers that its idempotency key is in flight
+ * (concurrent identical checkouts or refunds), so that each gets the first request's answer once it
+ * is done. The SDK retries a 409 too, but only `maxNetworkRetries` times.
+ */
+async function awaitingKeyInFlight<T>(call: () => Promise<T>, patienceMs = IN_FLIGHT_PATIENCE_MS): Promise<T> {
+  const deadline = Date.now() + patienceMs;
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isKeyInFlight(error) || Date.now() + delay > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * (delay / 2)));
+    }
+  }
+}
+
 export function stripeProvider(settings: Config['stripe']): PaymentProvider {
   const stripe = stripeClient(settings);
   const webhookSecret = settings.webhookSecret;
@@ -53,7 +132,9 @@ export function stripeProvider(settings: Config['stripe']): PaymentProvider {
   return {
     async createIntent({ amountCents, currency, metadata, idempotencyKey }) {
       try {
-        const intent = await stripe.paymentIntents.create({ amount: amountCents, currency, metadata, automatic_payment_methods: { enabled: true } }, { idempotencyKey });
+        const intent = await awaitingKeyInFlight(() =>
+          stripe.paymentIntents.create({ amount: amountCents, currency, metadata, automatic_payment_methods: { enabled: true } }, { idempotencyKey }),
+        );
         if (!intent.client_secret) throw new Error('PaymentIntent without client_secret');
         return { id: intent.id, clientSecret: intent.client_secret };
       } catch (error) {
@@ -62,11 +143,11 @@ export function stripeProvider(settings: Config['stripe']): PaymentProvider {
     },
     async refundInFull({ paymentIntentId, metadata, idempotencyKey }) {
       try {
-        const refund = await stripe.refunds.create({ payment_intent: paymentIntentId, reason: 'requested_by_customer', metadata }, { idempotencyKey });
-        return refund.id;
+        const refund = await awaitingKeyInFlight(() => stripe.refunds.create({ payment_intent: paymentIntentId, reason: 'requested_by_customer', metadata }, { idempotencyKey }));
+        return { id: refund.id, succeeded: refund.status === 'succeeded' };
       } catch (error) {
         if ((error as { code?: unknown }).code === 'charge_already_refunded') return undefined;
-        throw providerFailed(error);
+        throw isPassingFailure(error) ? providerFailed(error) : refusal(error);
       }
     },
     verifyWebhook(rawBody, signature) {

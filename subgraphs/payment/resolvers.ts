@@ -4,6 +4,7 @@ import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type Subgr
 import type { Principal } from '../../platform/auth';
 import { parseUuid } from '../../platform/validation';
 import type { PaymentItemResponse } from './dto';
+import type { Refunds } from './refunds';
 import type { PaymentService, PaymentView } from './service';
 
 export interface PaymentLoaders {
@@ -22,7 +23,7 @@ export function paymentLoaders(service: PaymentService): (principal: Principal |
   });
 }
 
-export function paymentResolvers(): SubgraphResolvers<PaymentLoaders> {
+export function paymentResolvers(refunds: Refunds): SubgraphResolvers<PaymentLoaders> {
   return {
     Money: MoneyScalar,
     Query: {
@@ -31,6 +32,10 @@ export function paymentResolvers(): SubgraphResolvers<PaymentLoaders> {
         return ctx.loaders.payments.load(parseUuid(args.paymentId, 'paymentId'));
       },
       myPayments: (_: unknown, __: unknown, ctx: Ctx) => ctx.loaders.paymentsOfUser.load(requireAuth(ctx).userId),
+      failedRefunds: (_: unknown, __: unknown, ctx: Ctx) => refunds.list(requireAuth(ctx), 'FAILED'),
+    },
+    Mutation: {
+      retryRefund: (_: unknown, args: { refundId: string }, ctx: Ctx) => refunds.retry(requireAuth(ctx), parseUuid(args.refundId, 'refundId')),
     },
     Payment: {
       __resolveReference: (reference: { paymentId: string }, ctx: Ctx) => {

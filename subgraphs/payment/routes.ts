@@ -2,8 +2,10 @@
 import express, { Router, type Express } from 'express';
 import { BODY_LIMIT, methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
-import { parseUuid, validateBody } from '../../platform/validation';
+import { parseOneOf, parseUuid, validateBody } from '../../platform/validation';
 import { CreateCheckoutRequest } from './dto';
+import { REFUND_STATUSES } from './entities';
+import type { Refunds } from './refunds';
 import type { PaymentService } from './service';
 import type { WebhookHandler } from './webhook';
 
@@ -20,7 +22,7 @@ export function mountWebhook(app: Express, webhooks: WebhookHandler): void {
     .all(methodNotAllowed);
 }
 
-export function paymentRoutes(service: PaymentService, verifier: TokenVerifier): Router {
+export function paymentRoutes(service: PaymentService, refunds: Refunds, verifier: TokenVerifier): Router {
   const router = Router();
   router.use(authenticate(verifier));
 
@@ -36,6 +38,21 @@ export function paymentRoutes(service: PaymentService, verifier: TokenVerifier):
     .route('/')
     .get(async (req, res) => {
       res.json(await service.listMine(principalOf(req)));
+    })
+    .all(methodNotAllowed);
+
+  // Before `/:paymentId`, which would take `refunds` for an id.
+  router
+    .route('/refunds')
+    .get(async (req, res) => {
+      res.json(await refunds.list(principalOf(req), parseOneOf(req.query.status ?? 'FAILED', REFUND_STATUSES, 'status')));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/refunds/:refundId/retry')
+    .post(async (req, res) => {
+      res.json(await refunds.retry(principalOf(req), parseUuid(req.params.refundId, 'refundId')));
     })
     .all(methodNotAllowed);
 

@@ -12,9 +12,10 @@ import { isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../platform/errors';
 import type { CheckoutDirectory } from './clients';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
-import { Payment, PaymentItem } from './entities';
+import { Payment, PaymentItem, type Refund } from './entities';
 import { publishPaymentCreated, publishPaymentSuccess } from './events';
 import type { PaymentProvider } from './provider';
+import { refundsOf, toRefundResponse } from './refunds';
 
 /**
  * The largest total a checkout may have: Stripe takes at most eight digits in the currency's smallest
@@ -30,7 +31,13 @@ export function cartFingerprint(items: { bookId: string; quantity: number }[]): 
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-export function toPaymentResponse(payment: Payment, items: PaymentItem[]): PaymentResponse {
+/** A full refund need not have a row (one made in the provider's dashboard): REFUNDED is the provider's word. */
+function refundedCents(payment: Payment, refunds: Refund[]): number {
+  if (payment.status === 'REFUNDED') return payment.amountCents;
+  return refunds.filter((refund) => refund.status === 'SUCCEEDED').reduce((sum, refund) => sum + refund.amountCents, 0);
+}
+
+export function toPaymentResponse(payment: Payment, items: PaymentItem[], refunds: Refund[]): PaymentResponse {
   return {
     paymentId: payment.id,
     checkoutId: payment.checkoutId,
@@ -42,6 +49,8 @@ export function toPaymentResponse(payment: Payment, items: PaymentItem[]): Payme
     items: [...items]
       .sort((a, b) => a.position - b.position)
       .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
+    refundedAmount: fromCents(refundedCents(payment, refunds)),
+    refunds: refunds.map(toRefundResponse),
   };
 }
 
@@ -53,9 +62,9 @@ export interface PaymentView extends PaymentResponse {
   updatedAt: string;
 }
 
-function toPaymentView(payment: Payment, items: PaymentItem[]): PaymentView {
+function toPaymentView(payment: Payment, items: PaymentItem[], refunds: Refund[]): PaymentView {
   return {
-    ...toPaymentResponse(payment, items),
+    ...toPaymentResponse(payment, items, refunds),
     userId: payment.userId,
     currency: payment.currency,
     createdAt: contractTimestamp(payment.createdAt),
@@ -187,8 +196,7 @@ export class PaymentService {
 
   private async response(payment: Payment): Promise<PaymentResponse> {
     const fresh = await this.db.manager.findOneOrFail(Payment, { where: { id: payment.id } });
-    const items = await this.db.manager.find(PaymentItem, { where: { paymentId: payment.id } });
-    return toPaymentResponse(fresh, items);
+    return (await this.withItems([fresh], toPaymentResponse))[0];
   }
 
   /** The caller's payment; someone else's, or a checkout still without its intent, is not found. */
@@ -243,14 +251,16 @@ export class PaymentService {
     return userIds.map((userId) => (isSelfOrAdmin(principal, userId) ? views.filter((view) => view.userId === userId) : forbidden()));
   }
 
-  /** The payments with their items (one query), mapped to a response or a view. */
-  private async withItems<T>(payments: Payment[], map: (payment: Payment, items: PaymentItem[]) => T): Promise<T[]> {
+  /** The payments with their items and refunds (one query each), mapped to a response or a view. */
+  private async withItems<T>(payments: Payment[], map: (payment: Payment, items: PaymentItem[], refunds: Refund[]) => T): Promise<T[]> {
     if (payments.length === 0) return [];
-    const items = await this.db.manager.find(PaymentItem, { where: { paymentId: In(payments.map((p) => p.id)) } });
+    const ids = payments.map((p) => p.id);
+    const [items, refunds] = await Promise.all([this.db.manager.find(PaymentItem, { where: { paymentId: In(ids) } }), refundsOf(this.db.manager, ids)]);
     return payments.map((payment) =>
       map(
         payment,
         items.filter((item) => item.paymentId === payment.id),
+        refunds.filter((refund) => refund.paymentId === payment.id),
       ),
     );
   }

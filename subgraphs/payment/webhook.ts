@@ -2,6 +2,21 @@
  * Provider events at the webhook (CONTRACT §5): verified first, processed once per event id, and
  * applied by the transition table. The state change, the record of the event and the events we
  * publish commit in one transaction.
+ *
+ * Stripe does not promise the order of its events, so the payment follows the provider's facts
+ * whatever order they arrive in:
+ *
+ * | Provider event                                   | From                              | To       | Publishes          |
+ * |--------------------------------------------------|-----------------------------------|----------|--------------------|
+ * | payment_intent.succeeded                         | PAYMENT_PENDING, FAILED           | SUCCESS  | payment-success    |
+ * | payment_intent.payment_failed, .canceled         | PAYMENT_PENDING                   | FAILED   | payment-failed     |
+ * | charge.refunded (full)                           | SUCCESS, PAYMENT_PENDING, FAILED  | REFUNDED | payment-refunded   |
+ *
+ * A full refund seen before its success therefore leaves the payment REFUNDED, and the success that
+ * follows finds no row of the table: it changes nothing and publishes nothing, so no order is made
+ * for money already given back. The payment-refunded of a payment never paid takes no revenue out
+ * of analytics (a fact counts as paid only with a paid day and no refund day) and tells the order
+ * service to make no order should a payment-success for it ever arrive.
  */
 import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
@@ -10,6 +25,7 @@ import type { Logger } from '../../platform/logger';
 import { Payment, PaymentItem, ProviderEvent, type PaymentStatus } from './entities';
 import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
 import type { PaymentProvider, Stripe } from './provider';
+import { settlePendingRefunds } from './refunds';
 
 type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
 
@@ -47,7 +63,8 @@ const TRANSITIONS: Record<string, Transition> = {
     publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event), at),
   },
   'charge.refunded': {
-    from: ['SUCCESS'],
+    // From PAYMENT_PENDING or FAILED too: the refund may arrive before the success it gives back.
+    from: ['SUCCESS', 'PAYMENT_PENDING', 'FAILED'],
     to: 'REFUNDED',
     publish: (manager, payment, _event, at) => publishPaymentRefunded(manager, payment, at),
   },
@@ -138,6 +155,7 @@ export class WebhookHandler {
       if (result.affected === 1) {
         Object.assign(payment, changes);
         await transition.publish(manager, payment, event, at);
+        if (transition.to === 'REFUNDED') await settlePendingRefunds(manager, payment.id);
         outcome = 'APPLIED';
       }
     }

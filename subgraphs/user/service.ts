@@ -2,6 +2,7 @@
  * Profiles: reads, search, update and delete with their role and ownership rules, and the internal
  * create called at registration. REST routes and GraphQL resolvers both call these functions.
  */
+import { In } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
@@ -9,6 +10,7 @@ import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
 import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { type AppError, badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import type { CreateUserProfileRequest, ProfileFieldsDto, UserResponseDto } from '../../platform/contracts/profiles';
+import { storedKey } from '../../platform/validation';
 import type { UserRequestDto } from './dto';
 import { UserProfile } from './entities';
 
@@ -93,7 +95,7 @@ export class UserService {
     const profile = await this.db.transaction(async (manager) => {
       const current = await manager.findOne(UserProfile, { where: { userId: id } });
       if (!current) throw userNotFound(id);
-      if (dto.email != null && dto.email.trim().toLowerCase() !== current.email) {
+      if (dto.email != null && storedKey(dto.email) !== current.email) {
         throw badRequest('The email is the login identity and cannot be changed here', 'EMAIL_IMMUTABLE');
       }
       Object.assign(current, profileFields(dto), { updatedAt: new Date() });
@@ -115,16 +117,29 @@ export class UserService {
     this.onEventsCommitted();
   }
 
-  /** Internal, at registration: creating the same userId twice returns the first profile. */
+  /**
+   * Internal, at registration: creating the same userId twice returns the first profile. A profile
+   * of the same email under one of `replacesUserIds` is replaced: the auth service names only
+   * registrations it removed, and it calls while it holds the account of this email (unique there),
+   * so that profile belongs to no account. It is safe under races because only those named ids are
+   * ever removed: a late create of an abandoned attempt names no live account, so when it lands
+   * after the retry it meets the retry's profile, cannot remove it, and gets 409; and the unique
+   * email keeps one profile per email whatever the order. The orphan had no account, hence no
+   * sessions or orders: its removal is not announced as a deleted user.
+   */
   async createProfile(request: CreateUserProfileRequest): Promise<UserResponseDto> {
     const userId = request.userId.toLowerCase();
-    const email = request.email.trim().toLowerCase();
+    const email = storedKey(request.email);
     const existing = await this.db.manager.findOne(UserProfile, { where: { userId } });
     if (existing) return toUserResponse(existing);
+    const orphans = (request.replacesUserIds ?? []).map((id) => id.toLowerCase()).filter((id) => id !== userId);
     const now = new Date();
     const profile = Object.assign(new UserProfile(), { userId, email, ...profileFields(request), createdAt: now, updatedAt: now });
     try {
-      await this.db.transaction((manager) => manager.insert(UserProfile, profile));
+      await this.db.transaction(async (manager) => {
+        if (orphans.length > 0) await manager.delete(UserProfile, { email, userId: In(orphans) });
+        await manager.insert(UserProfile, profile);
+      });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const raced = await this.db.manager.findOne(UserProfile, { where: { userId } });

@@ -212,6 +212,28 @@ describe('POST /api/user/create', () => {
     expect(await suite.stack.user.db.manager.count(UserProfile, { where: { email: existing.email } })).toBe(1);
   });
 
+  it('replaces a profile of the same email under a userId named in replacesUserIds, and only that one', async () => {
+    const orphan = await createProfile();
+    const create = (body: Record<string, unknown>) => users().post('/api/user/create').set('X-Internal-Api-Key', INTERNAL_KEY).send(body);
+
+    const notTheHolder = profileRequest({ email: orphan.email, replacesUserIds: [randomUUID()] });
+    expectEnvelope(await create(notTheHolder), 409, `A user with email ${orphan.email} already exists`);
+    expect((await readBack(orphan.userId)).status).toBe(200);
+
+    const body = profileRequest({ email: orphan.email, replacesUserIds: [orphan.userId] });
+    const res = await create(body);
+    expect(res.status).toBe(200);
+    expectProfile(res.body, { userId: body.userId, email: orphan.email });
+    expectEnvelope(await readBack(orphan.userId), 404);
+    const found = await users().get('/api/user/search').query({ keyword: orphan.email }).set('Authorization', suite.admin.bearer);
+    expect(found.body).toEqual([res.body]);
+
+    // The same create again changes nothing; a late create of the orphan meets the new profile.
+    expect((await create(body)).body).toEqual(res.body);
+    expectEnvelope(await create(profileRequest({ userId: orphan.userId, email: orphan.email })), 409);
+    expect((await readBack(body.userId)).body).toEqual(res.body);
+  });
+
   it('answers 400 for an invalid body with the internal key', async () => {
     const res = await users()
       .post('/api/user/create')

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../platform/config';
 import { freePorts } from '../event-fixtures';
+import { describeIf } from '../skip';
 import { waitFor } from '../wait';
 
 const run = promisify(execFile);
@@ -21,8 +22,7 @@ export const FULL_INFRASTRUCTURE = dbUrl !== undefined && kafkaBrokers !== undef
 
 /** `describe` when the full infrastructure is in use, otherwise a skipped block saying how to run it. */
 export function describeFaults(title: string, body: () => void): void {
-  if (FULL_INFRASTRUCTURE) describe(title, body);
-  else describe.skip(`${title}: faults (set KAFKA_BROKERS and DB_URL to run)`, body);
+  describeIf(FULL_INFRASTRUCTURE, title, 'faults: set KAFKA_BROKERS and DB_URL to run', body);
 }
 
 /** A single-node KRaft broker of the test's own, run by scripts/kafka.sh in a temp work dir. */

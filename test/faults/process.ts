@@ -30,6 +30,8 @@ export interface SpawnOptions {
   built?: boolean;
   /** The port to listen on; default a free one. */
   port?: number;
+  /** Another entry point than the service's main.ts, relative to the repository (a test fixture). */
+  main?: string;
   /** Called once the process is spawned, before it is healthy (to watch its output while it starts). */
   spawned?: (service: ServiceProcess) => void;
 }
@@ -40,7 +42,7 @@ export interface SpawnOptions {
  */
 export async function spawnService(name: ServiceName | 'gateway', env: Record<string, string>, readyTimeoutMs = 60_000, options: SpawnOptions = {}): Promise<ServiceProcess> {
   const port = options.port ?? (await freePorts(1))[0];
-  const main = name === 'gateway' ? 'gateway/main' : `subgraphs/${name}/main`;
+  const main = options.main ?? (name === 'gateway' ? 'gateway/main' : `subgraphs/${name}/main`);
   const args = options.built ? [path.join(REPO, 'dist', `${main}.js`)] : ['-r', path.join(REPO, 'test/faults/register-ts.js'), path.join(REPO, `${main}.ts`)];
   const child = spawn(process.execPath, args, {
     cwd: REPO,

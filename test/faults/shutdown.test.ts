@@ -24,8 +24,6 @@ import { spawnService, within, type ServiceProcess } from './process';
 
 jest.setTimeout(90_000);
 
-const HTTP_GRACE_MS = 10_000;
-
 /** True once nothing accepts connections on the port any more. */
 function refusesConnections(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -97,10 +95,9 @@ it('drains the checkout in flight, refuses new connections, flushes the outbox, 
     body: JSON.stringify({ checkoutId: randomUUID(), items: [{ bookId: book.id, quantity: 1 }] }),
   }).then(async (res) => {
     answered = true;
-    return { status: res.status, body: (await res.json()) as Record<string, string> };
+    return { status: res.status, connection: res.headers.get('connection'), body: (await res.json()) as Record<string, string> };
   });
   await waitFor(() => stripe.intentRequests() === 2, { what: 'the second checkout to reach Stripe' });
-  const signalledAt = Date.now();
   payment.child.kill('SIGTERM');
 
   await waitFor(() => refusesConnections(payment!.port), { what: 'new connections to be refused', timeoutMs: 5000 });
@@ -108,11 +105,12 @@ it('drains the checkout in flight, refuses new connections, flushes the outbox, 
   const drained = await inFlight;
   expect(drained.status).toBe(200);
   expect(drained.body.paymentIntentId).toMatch(/^pi_/);
+  // The answer closes its kept-alive connection, so no idle connection holds the server open until
+  // the HTTP grace period forces it.
+  expect(drained.connection).toBe('close');
 
-  // Exit 0 means the stop finished before its watchdog (STOP_BOUND_MS); well inside the HTTP grace
-  // period means no kept-alive connection held the server open once its request was answered.
+  // Exit 0 means the stop finished before its watchdog (STOP_BOUND_MS) exited 1.
   expect(await within(payment.exited, STOP_BOUND_MS, 'the process to exit')).toEqual({ code: 0, signal: null });
-  expect(Date.now() - signalledAt).toBeLessThan(HTTP_GRACE_MS);
 
   // After: what it committed is there, and nothing waits in its outbox.
   const db = await paymentDatabase(stack);
@@ -159,18 +157,22 @@ it('gives up a flush the bus does not acknowledge in time, leaving the rows for 
   const databases = new TestDatabases();
   try {
     const db = await databases.open('flush_hangs');
+    let publishes = 0;
     const hanging: EventBus = {
       kind: 'memory',
-      publish: () => new Promise<void>(() => undefined),
+      publish: () => {
+        publishes += 1;
+        return new Promise<void>(() => undefined);
+      },
       subscribe: () => Promise.reject(new Error('not used')),
       health: async () => undefined,
       close: async () => undefined,
     };
     const relay = new OutboxRelay({ db, bus: hanging, logger: testLogger });
     await db.transaction((manager) => enqueueEvent(manager, 'stuck', 'key', counterIncremented('stuck', 0)));
-    const began = Date.now();
+    // The stop returns although the publish it flushed with never settles.
     await relay.stop({ flushMs: 300 });
-    expect(Date.now() - began).toBeLessThan(2000);
+    expect(publishes).toBe(1);
     expect(await relay.pending()).toBe(1);
   } finally {
     await databases.dropAll();

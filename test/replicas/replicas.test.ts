@@ -11,13 +11,13 @@ import { TOPICS } from '../../platform/events/topics';
 import { gatewayProof } from '../../platform/forwarded';
 import { catalogueReferences, nextIsbn13 } from '../commerce';
 import { FULL_INFRASTRUCTURE } from '../faults/infra';
+import { describeIf } from '../skip';
 import { newUser } from '../stack';
 import { waitFor } from '../wait';
 import { ReplicaCluster } from './cluster';
 
 jest.setTimeout(600_000);
 
-const describeReplicas = FULL_INFRASTRUCTURE ? describe : describe.skip;
 const PURCHASES = 500;
 const BUYERS = 10;
 const WORKERS = 8;
@@ -34,7 +34,7 @@ async function onReplica(cluster: ReplicaCluster, service: ServiceName, send: (u
   }
 }
 
-describeReplicas('two replicas of every service on one MariaDB and one Kafka', () => {
+describeIf(FULL_INFRASTRUCTURE, 'two replicas of every service on one MariaDB and one Kafka', 'set KAFKA_BROKERS and DB_URL to run', () => {
   let cluster: ReplicaCluster;
   const began = Date.now();
 

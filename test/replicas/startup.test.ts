@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { freePorts } from '../event-fixtures';
 import { FULL_INFRASTRUCTURE, OwnBroker } from '../faults/infra';
 import { spawnService, type ServiceProcess } from '../faults/process';
+import { describeIf } from '../skip';
 import { dropDatabases } from '../stack';
 import { waitFor } from '../wait';
 
@@ -17,9 +18,7 @@ jest.setTimeout(300_000);
 
 const RETRY_LINE = 'order service could not start yet; retrying';
 
-const describeReplicas = FULL_INFRASTRUCTURE ? describe : describe.skip;
-
-describeReplicas('a service started before its Kafka broker', () => {
+describeIf(FULL_INFRASTRUCTURE, 'a service started before its Kafka broker', 'set KAFKA_BROKERS and DB_URL to run', () => {
   const prefix = `t${randomBytes(4).toString('hex')}_`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bookstore-startup-'));
   let broker: OwnBroker | undefined;

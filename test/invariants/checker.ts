@@ -1,0 +1,192 @@
+/**
+ * The invariants, checked once the run has settled, against the simulator's ledger (the provider's
+ * truth, which we did not write) and the runner's ground truth. What they mean precisely:
+ *
+ * - refunds: a cancelled order whose payment succeeded at the provider is refunded exactly once at
+ *   the provider; an intent is never refunded twice; a refund without a cancel comes only from the
+ *   provider's dashboard (a `merchantRefund` op).
+ * - payments: one payment per checkoutId; the payment's status follows the ledger: succeeded and
+ *   refunded → REFUNDED, succeeded → SUCCESS, declined and not succeeded → FAILED, else PAYMENT_PENDING.
+ * - orders: at most one order per payment; a succeeded, unrefunded payment has exactly one, live
+ *   (not CANCELLED/REFUNDED); a payment refunded by its own cancel keeps its one order, CANCELLED; a
+ *   payment refunded from the dashboard has no live order (none, REFUNDED or CANCELLED); a payment
+ *   that never succeeded has none; no order names a payment nobody made.
+ * - stock: initial − sold + restored, sold counting the paid carts and restored the cancelled ones;
+ *   when concurrent checkouts oversold a book (orders take what is left) or a dashboard refund makes
+ *   the order's existence depend on event order, only 0 ≤ stock ≤ initial.
+ * - analytics (CONTRACT §8): totalOrders = payments created; paidOrders, totalRevenue (the ledger's
+ *   amounts) and booksSold over succeeded, unrefunded payments; failedPayments = declined, never
+ *   succeeded; refundedPayments/refundedAmount = succeeded and refunded (a range when a dashboard
+ *   refund may have been seen before its success, which analytics then never counts as paid).
+ * - health: no 5xx the contract does not allow, no surprise answer, every service UP, no error-level log line
+ *   but the alert for a refund the provider refused for good (the workload's `refuse` operations).
+ */
+import type { PaymentIntent, Refund } from '../../simulators/stripe/simulator';
+import { REFUND_PARKED_ALERT } from '../../subgraphs/payment/refunds';
+import { waitFor } from '../wait';
+import { retryFailedRefunds } from './runner';
+import type { CartTruth } from './truth';
+import type { World } from './world';
+
+export interface Violation {
+  invariant: string;
+  detail: string;
+}
+
+export interface CheckResult {
+  violations: Violation[];
+  /** Invariant instances checked (one per payment, book, figure...). */
+  checked: Record<string, number>;
+}
+
+type Json = Record<string, unknown>;
+const LIVE = ['CONFIRMED', 'PROCESSING', 'SHIPPED', 'DELIVERED'];
+const cents = (amount: unknown) => Math.round(Number(amount) * 100);
+
+async function get(world: World, path: string, bearer = world.adminBearer, base = world.gateway.url): Promise<{ status: number; body: Json & Json[] }> {
+  const response = await fetch(`${base}${path}`, { headers: bearer ? { authorization: bearer } : {} });
+  const text = await response.text();
+  return { status: response.status, body: (text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : { text }) as Json & Json[] };
+}
+
+export async function checkOnce(world: World): Promise<CheckResult> {
+  const { truth } = world;
+  const violations: Violation[] = [];
+  const checked: Record<string, number> = {};
+  const expect = (invariant: string, ok: boolean, detail: () => string) => {
+    checked[invariant] = (checked[invariant] ?? 0) + 1;
+    if (!ok) violations.push({ invariant, detail: detail() });
+  };
+  const intents = new Map<string, PaymentIntent>(world.stack.stripe!.intents().map((intent) => [intent.id, intent]));
+  const refunds = world.stack.stripe!.refunds().filter((refund: Refund) => refund.status === 'succeeded');
+  const orders: Json[] = [];
+  for (let page: Json[] = []; orders.length === 0 || page.length === 200; orders.push(...page)) {
+    const res = await get(world, `/api/orders?limit=200&offset=${orders.length}`);
+    if (res.status !== 200) throw new Error(`GET /api/orders answered ${res.status}`);
+    page = res.body;
+    if (page.length === 0) break;
+  }
+  const cartName = new Map<CartTruth, string>([...truth.carts.entries()].map(([index, cart]) => [cart, `cart${index}`]));
+
+  const facts = truth.payments().map((cart) => {
+    const intent = intents.get(cart.intentId);
+    const succeeded = intent?.status === 'succeeded';
+    const refundCount = refunds.filter((refund) => refund.payment_intent === cart.intentId).length;
+    return { cart, name: cartName.get(cart)!, intent, succeeded, refunded: refundCount > 0, refundCount };
+  });
+
+  for (const { cart, name, succeeded, refunded, refundCount } of facts) {
+    if (cart.cancelled && succeeded) expect('refunds', refundCount === 1, () => `${name}: cancelled paid order refunded ${refundCount} times at the provider`);
+    else if (!cart.merchantRefunded) expect('refunds', refundCount === 0, () => `${name}: refunded ${refundCount} times at the provider without a cancel`);
+    else expect('refunds', refundCount <= 1, () => `${name}: refunded ${refundCount} times at the provider`);
+
+    expect('payments', cart.paymentIds.size === 1, () => `${name}: one checkoutId gave payments ${[...cart.paymentIds].join(', ')}`);
+    const payment = await get(world, `/api/payments/${cart.paymentId}`, truth.users.get(cart.user)?.bearer);
+    const status = succeeded ? (refunded ? 'REFUNDED' : 'SUCCESS') : cart.declined ? 'FAILED' : 'PAYMENT_PENDING';
+    expect('payments', payment.body.status === status, () => `${name}: payment ${cart.paymentId} is ${String(payment.body.status)}, the ledger says ${status}`);
+
+    const own = orders.filter((order) => order.paymentId === cart.paymentId);
+    const statuses = own.map((order) => String(order.status));
+    const shown = `${name}: payment ${succeeded ? 'succeeded' : 'not succeeded'}${refunded ? ', refunded' : ''}${cart.cancelled ? ', cancelled' : ''}, orders [${statuses.join(', ')}]`;
+    if (!succeeded) expect('orders', own.length === 0, () => `${shown}: an order without a successful payment`);
+    else if (cart.cancelled) expect('orders', own.length === 1 && statuses[0] === 'CANCELLED', () => `${shown}: expected one CANCELLED order`);
+    else if (!refunded) expect('orders', own.length === 1 && LIVE.includes(statuses[0]), () => `${shown}: expected one live order`);
+    else expect('orders', own.length <= 1 && !statuses.some((s) => LIVE.includes(s)), () => `${shown}: a refunded payment keeps a live order`);
+  }
+  const known = new Set(facts.map((fact) => fact.cart.paymentId));
+  for (const order of orders) expect('orders', known.has(order.paymentId as string), () => `order ${String(order.orderId)} for a payment nobody made: ${String(order.paymentId)}`);
+
+  for (const book of truth.books) {
+    if (book.initialStock === undefined) continue;
+    const stock = Number((await get(world, `/api/books/${book.id}`, '')).body.stock);
+    const quantity = (cart: CartTruth) => cart.items.filter((item) => item.bookId === book.id).reduce((sum, item) => sum + item.quantity, 0);
+    const touching = facts.filter((fact) => fact.succeeded && quantity(fact.cart) > 0);
+    const sold = touching.reduce((sum, fact) => sum + quantity(fact.cart), 0);
+    const restored = touching.filter((fact) => fact.cart.cancelled).reduce((sum, fact) => sum + quantity(fact.cart), 0);
+    const exact = sold <= book.initialStock && !touching.some((fact) => fact.cart.merchantRefunded);
+    const expected = book.initialStock - sold + restored;
+    expect('stock', stock >= 0 && stock <= book.initialStock, () => `book ${book.id}: stock ${stock} outside 0..${book.initialStock}`);
+    if (exact) expect('stock', stock === expected, () => `book ${book.id}: stock ${stock}, expected ${book.initialStock} − ${sold} sold + ${restored} restored = ${expected}`);
+  }
+
+  const live = facts.filter((fact) => fact.succeeded && !fact.refunded);
+  const paidOrders = live.length;
+  const revenueCents = live.reduce((sum, fact) => sum + (fact.intent?.amount ?? 0), 0);
+  const failedPayments = facts.filter((fact) => fact.cart.declined && !fact.succeeded).length;
+  const refundedFacts = facts.filter((fact) => fact.succeeded && fact.refunded);
+  const certainRefunds = refundedFacts.filter((fact) => !fact.cart.merchantRefunded);
+  const expected: Record<string, number> = {
+    totalOrders: facts.length,
+    paidOrders,
+    totalRevenue: revenueCents / 100,
+    booksSold: live.reduce((sum, fact) => sum + fact.cart.items.reduce((n, item) => n + item.quantity, 0), 0),
+    failedPayments,
+    averageOrderValue: paidOrders === 0 ? 0 : Math.round(revenueCents / paidOrders) / 100,
+    paymentSuccessRate: paidOrders + failedPayments === 0 ? 0 : Math.round((paidOrders * 10000) / (paidOrders + failedPayments)) / 100,
+  };
+  const dashboard = (await get(world, '/analytics/dashboard')).body;
+  for (const [figure, value] of Object.entries(expected)) {
+    expect('analytics', cents(dashboard[figure]) === cents(value), () => `dashboard ${figure} ${String(dashboard[figure])}, the ledger says ${value}`);
+  }
+  const paymentsFigures = (await get(world, '/analytics/payments')).body;
+  const refundedPayments = Number(paymentsFigures.refundedPayments);
+  expect(
+    'analytics',
+    refundedPayments >= certainRefunds.length && refundedPayments <= refundedFacts.length,
+    () => `payments refundedPayments ${refundedPayments}, the ledger says ${certainRefunds.length}..${refundedFacts.length}`,
+  );
+  if (certainRefunds.length === refundedFacts.length) {
+    const refundedCents = refundedFacts.reduce((sum, fact) => sum + (fact.intent?.amount ?? 0), 0);
+    expect(
+      'analytics',
+      cents(paymentsFigures.refundedAmount) === refundedCents,
+      () => `payments refundedAmount ${String(paymentsFigures.refundedAmount)}, the ledger says ${refundedCents / 100}`,
+    );
+  }
+  expect(
+    'analytics',
+    paymentsFigures.paidOrders === paidOrders && paymentsFigures.failedPayments === failedPayments,
+    () => `payments paidOrders/failedPayments ${String(paymentsFigures.paidOrders)}/${String(paymentsFigures.failedPayments)}, the ledger says ${paidOrders}/${failedPayments}`,
+  );
+
+  for (const [name, url] of Object.entries(world.gatewayUrls)) {
+    if (!world.stack.services[name as keyof typeof world.stack.services]) continue;
+    const health = await get(world, '/actuator/health', '', url).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
+    expect('health', health.status === 200, () => `${name} service health: ${health.status} ${JSON.stringify(health.body)}`);
+  }
+  for (const bad of truth.badAnswers) expect('health', false, () => `${bad.op}: ${bad.method} ${bad.path} answered ${bad.status} ${bad.body}`);
+  for (const surprise of truth.surprises) expect('health', false, () => surprise);
+  // The alert an operator acts on when the provider refuses a refund for good is error-level by design:
+  // the workload's own `refuse` operations cause it, no client does.
+  const clientCaused = world.errorLines.filter((line) => !(truth.faults.refundsRefused > 0 && (JSON.parse(line) as { msg?: string }).msg === REFUND_PARKED_ALERT));
+  expect('health', clientCaused.length === 0, () => `${clientCaused.length} error-level log lines, first: ${clientCaused.slice(0, 3).join('\n')}`);
+  return { violations, checked };
+}
+
+/**
+ * Releases held webhooks, then checks until every invariant holds twice, a second apart (events
+ * still in flight could break them again), or `timeoutMs` passes: then the last violations stand.
+ */
+export async function settleAndCheck(world: World, timeoutMs = 20_000): Promise<CheckResult> {
+  await world.gate.releaseAll();
+  // The provider takes refunds again, and an admin works through what it refused until the list is empty.
+  world.stack.stripe!.injectFaults({ refuseRefunds: 0 });
+  let last: CheckResult = { violations: [], checked: {} };
+  const holds = async () => {
+    const retried = await retryFailedRefunds(world);
+    last = await checkOnce(world).catch((error: unknown) => ({
+      violations: [{ invariant: 'checker', detail: `the check itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` }],
+      checked: {},
+    }));
+    if (retried > 0) last.violations.push({ invariant: 'refunds', detail: `${retried} refunds were FAILED when checked, and were retried` });
+    return last.violations.length === 0;
+  };
+  try {
+    await waitFor(holds, { timeoutMs, intervalMs: 250, what: 'the invariants' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await holds();
+  } catch {
+    // The deadline passed: `last` holds what still fails.
+  }
+  return last;
+}

@@ -1,0 +1,68 @@
+/**
+ * The workload's vocabulary: each operation names users, books and carts by index, so a list of
+ * them is plain data that the generator writes, the runner plays, the shrinker cuts and a failure prints.
+ */
+
+/** Services a restart op may stop and start again on the same database and bus (full setup only). */
+export const RESTARTABLE = ['order', 'payment', 'analytics', 'book'] as const;
+export type Restartable = (typeof RESTARTABLE)[number];
+
+export type AdminStatus = 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'CANCELLED';
+export type ResentEvent = 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'charge.refunded';
+
+export type Operation =
+  /** Registers user `user` (a second one with the same index is a duplicate: 409) and logs in. */
+  | { kind: 'register'; wave: number; user: number }
+  | { kind: 'login'; wave: number; user: number; wrongPassword: boolean }
+  /** Checkout of cart `cart` (its user, items and checkoutId are fixed by the first op naming it; a repeat must give the same payment). */
+  | { kind: 'checkout'; wave: number; cart: number; user: number; items: { book: number; quantity: number }[] }
+  /** The customer pays or is declined at the simulator, which sends the signed webhook. */
+  | { kind: 'pay'; wave: number; cart: number }
+  | { kind: 'decline'; wave: number; cart: number }
+  | { kind: 'cancel'; wave: number; cart: number; asAdmin: boolean }
+  | { kind: 'setStatus'; wave: number; cart: number; status: AdminStatus }
+  /** The simulator delivers the cart's latest event of that type again (a duplicate, possibly after newer ones). */
+  | { kind: 'resend'; wave: number; cart: number; event: ResentEvent }
+  /** Webhooks about the cart's PaymentIntent are held back until `release`, which delivers them newest first. */
+  | { kind: 'hold'; wave: number; cart: number }
+  | { kind: 'release'; wave: number; cart: number }
+  /** A refund from the provider's dashboard, not from a cancel. */
+  | { kind: 'merchantRefund'; wave: number; cart: number }
+  /** The provider's next `failNext` API calls answer 500 (passing: retried). */
+  | { kind: 'fault'; wave: number; failNext: number }
+  /** The provider refuses its next `refunds` refunds for good (402 balance_insufficient): each is parked FAILED for an admin. */
+  | { kind: 'refuse'; wave: number; refunds: number }
+  /** An admin retries every refund the failed-refunds list shows. */
+  | { kind: 'retryRefunds'; wave: number }
+  | { kind: 'restart'; wave: number; service: Restartable };
+
+/** One readable line per operation, as a failure prints it. */
+export function describe(op: Operation): string {
+  const at = `w${op.wave}`;
+  switch (op.kind) {
+    case 'register':
+      return `${at} register user${op.user}`;
+    case 'login':
+      return `${at} login user${op.user}${op.wrongPassword ? ' (wrong password)' : ''}`;
+    case 'checkout':
+      return `${at} checkout cart${op.cart} by user${op.user}: ${op.items.map((i) => `${i.quantity}× book${i.book}`).join(', ')}`;
+    case 'cancel':
+      return `${at} cancel cart${op.cart}${op.asAdmin ? ' as admin' : ''}`;
+    case 'setStatus':
+      return `${at} admin sets cart${op.cart} ${op.status}`;
+    case 'resend':
+      return `${at} resend ${op.event} of cart${op.cart}`;
+    case 'fault':
+      return `${at} provider fails next ${op.failNext} calls with 500`;
+    case 'restart':
+      return `${at} restart ${op.service}`;
+    case 'refuse':
+      return `${at} provider refuses the next ${op.refunds} refunds for good`;
+    case 'retryRefunds':
+      return `${at} admin retries the failed refunds`;
+    default:
+      return `${at} ${op.kind} cart${op.cart}`;
+  }
+}
+
+export const describeAll = (ops: readonly Operation[]): string => ops.map((op) => `  ${describe(op)}`).join('\n');

@@ -1,0 +1,66 @@
+/**
+ * What the runner knows happened, from the answers it got: who is registered, which payment each
+ * cart became, which orders it cancelled, which refunds it asked the provider's dashboard for, and
+ * every answer a client should never see. The checker compares this and the simulator's ledger
+ * with what the services report.
+ */
+
+export interface CartTruth {
+  user: number;
+  items: { bookId: string; quantity: number }[];
+  checkoutId: string;
+  paymentId?: string;
+  intentId?: string;
+  /** Every paymentId a checkout of this cart answered: more than one breaks checkout idempotency. */
+  paymentIds: Set<string>;
+  orderId?: string;
+  /** A cancel (or an admin's CANCELLED) was accepted. */
+  cancelled: boolean;
+  /** Refunded from the provider's dashboard (not by a cancel). */
+  merchantRefunded: boolean;
+  declined: boolean;
+}
+
+export interface UserTruth {
+  email: string;
+  password: string;
+  /** Registrations of this email answered 200: more than one is a second account. */
+  registered: number;
+  bearer?: string;
+}
+
+export interface BookTruth {
+  id: string;
+  price: number;
+  initialStock?: number;
+}
+
+export interface BadAnswer {
+  op: string;
+  method: string;
+  path: string;
+  status: number;
+  body: string;
+}
+
+export class GroundTruth {
+  readonly users = new Map<number, UserTruth>();
+  readonly carts = new Map<number, CartTruth>();
+  books: BookTruth[] = [];
+  readonly badAnswers: BadAnswer[] = [];
+  /** Answers that break a rule on the spot (a duplicate registration accepted, a wrong password let in, an op that threw). */
+  readonly surprises: string[] = [];
+  /** Answers by op kind and status, for the report. */
+  readonly answers = new Map<string, number>();
+  readonly faults = { providerCallsFailed: 0, restarts: 0, heldWebhooks: 0, resends: 0, refundsRefused: 0, refundsRetried: 0 };
+
+  count(kind: string, outcome: string | number): void {
+    const key = `${kind} ${outcome}`;
+    this.answers.set(key, (this.answers.get(key) ?? 0) + 1);
+  }
+
+  /** Carts that became a payment, with their payment. */
+  payments(): (CartTruth & { paymentId: string; intentId: string })[] {
+    return [...this.carts.values()].filter((cart): cart is CartTruth & { paymentId: string; intentId: string } => cart.paymentId !== undefined && cart.intentId !== undefined);
+  }
+}
