@@ -70,10 +70,29 @@ export function kafkaLogCreator(logger: Logger) {
       // not a failure of ours: it is logged, but not at error level. A send that runs out of retries
       // fails the publish, and the outbox relay logs that.
       const reported = typeof fields.error === 'string' ? fields.error : message.startsWith(RETRIED_SEND) ? message.slice(RETRIED_SEND.length) : message;
-      const transient = level === ERROR && PASSING_KAFKA_ERRORS.has(reported);
+      const transient = level === ERROR && (PASSING_KAFKA_ERRORS.has(reported) || isPassingCrash(message));
       const method = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : transient ? 'warn' : PINO_METHODS[level];
       logger[method]({ kafka: namespace, ...fields }, message);
     };
+}
+
+/**
+ * kafkajs names every failed coordinator lookup `KafkaJSGroupCoordinatorNotFound` and drops the cause
+ * (a coordinator still loading, a request that timed out on a busy broker); it is not a mistake of
+ * ours, and a consumer that stopped on it is started again (KafkaSubscription.recover).
+ */
+const PASSING_KAFKA_ERROR_NAMES = [
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSLockTimeout',
+  'KafkaJSGroupCoordinatorNotFound',
+];
+
+/** kafkajs's own line for a consumer that stopped (`Crash: <name>: <message>`), when the error only means "not now". */
+function isPassingCrash(message: string): boolean {
+  return message.startsWith('Crash: ') && PASSING_KAFKA_ERROR_NAMES.includes(message.slice('Crash: '.length).split(':')[0]);
 }
 
 /**
@@ -86,11 +105,19 @@ export function isRetriableKafkaError(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
     const { name, retriable } = current as Error & { retriable?: boolean };
     if (name.startsWith('KafkaJS') && retriable === true) return true;
-    if (['KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSBrokerNotFound', 'KafkaJSRequestTimeoutError', 'KafkaJSLockTimeout'].includes(name)) return true;
+    if (PASSING_KAFKA_ERROR_NAMES.includes(name)) return true;
     if (current instanceof KafkaTimeoutError) return true;
     current = (current as { cause?: unknown; originalError?: unknown }).cause ?? (current as { originalError?: unknown }).originalError;
   }
   return false;
+}
+
+/** How many recoveries in a row a passing error may cause before the stop is reported as an error. */
+export const PASSING_RECOVERIES = 3;
+
+/** Whether a consumer's stop, the `recoveries`-th in a row, is a passing one (a warning) rather than a crash (an error). */
+export function consumerStopIsPassing(error: unknown, recoveries: number): boolean {
+  return recoveries <= PASSING_RECOVERIES && isRetriableKafkaError(error);
 }
 
 /**
@@ -380,6 +407,8 @@ class KafkaSubscription {
   private readonly retries = new Map<string, { offset: string; delayMs: number }>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private recoveryDelayMs = RETRY_BACKOFF_MS.initial;
+  /** Recoveries since the consumer last started cleanly. */
+  private recoveries = 0;
   private lastSignOfLife = Date.now();
   private watchdog: NodeJS.Timeout | undefined;
   private replacing = false;
@@ -588,17 +617,26 @@ class KafkaSubscription {
     })().finally(() => (this.replacing = false));
   }
 
-  /** kafkajs gives up on errors it deems permanent; a subscription must not die silently. */
+  /**
+   * kafkajs gives up on errors it deems permanent; a subscription must not die silently. A consumer
+   * that stopped on an error that only means "not now" (see isRetriableKafkaError) is started again
+   * with a warning; an operator is called (an error line) for any other error, or when the same
+   * kind keeps stopping it: after `PASSING_RECOVERIES` recoveries in a row.
+   */
   private recover(crashed: Consumer, error: unknown): void {
     if (this.stopping || crashed !== this.consumer) return;
     const delayMs = this.recoveryDelayMs;
     this.recoveryDelayMs = nextBackoff(delayMs);
-    this.logger.error({ err: error, groupId: this.options.groupId, retryInMs: delayMs }, 'kafka consumer crashed; starting a new one');
+    this.recoveries += 1;
+    const fields = { err: error, groupId: this.options.groupId, retryInMs: delayMs, recoveries: this.recoveries };
+    if (consumerStopIsPassing(error, this.recoveries)) this.logger.warn(fields, 'kafka consumer stopped on a passing broker error; starting a new one');
+    else this.logger.error(fields, 'kafka consumer crashed; starting a new one');
     this.later(delayMs, async () => {
       if (this.stopping) return;
       try {
         await this.start(0);
         this.recoveryDelayMs = RETRY_BACKOFF_MS.initial;
+        this.recoveries = 0;
       } catch (restartError) {
         if (this.consumer) this.recover(this.consumer, restartError);
       }

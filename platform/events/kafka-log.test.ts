@@ -1,6 +1,7 @@
 import { logLevel, type LogEntry } from 'kafkajs';
 import { captureLog } from '../../test/hostile';
-import { kafkaLogCreator } from './kafka-bus';
+import { KafkaJSConnectionError, KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } from 'kafkajs';
+import { PASSING_RECOVERIES, consumerStopIsPassing, kafkaLogCreator } from './kafka-bus';
 
 describe("kafkajs's log lines in ours", () => {
   const entry = (level: logLevel, log: { message: string; [key: string]: unknown }): LogEntry => ({
@@ -18,11 +19,26 @@ describe("kafkajs's log lines in ours", () => {
     write(entry(logLevel.ERROR, { message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }));
     write(entry(logLevel.ERROR, { message: 'Failed to send messages: The request included a message larger than the max message size the server will accept' }));
     write(entry(logLevel.ERROR, { message: 'Crash: something unexpected' }));
+    write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator' }));
+    write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSNonRetriableError: Offset out of range' }));
     expect(capture.entriesAtLeast(40).map((line) => [line.level, line.msg])).toEqual([
       [40, `Failed to send messages: ${concurrent}`],
       [40, 'Response AddPartitionsToTxn(key: 24, version: 1)'],
       [50, 'Failed to send messages: The request included a message larger than the max message size the server will accept'],
       [50, 'Crash: something unexpected'],
+      [40, 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator'],
+      [50, 'Crash: KafkaJSNonRetriableError: Offset out of range'],
     ]);
+  });
+
+  it('calls a consumer stopped by a lost coordinator or connection a passing stop until it keeps happening, and anything else a crash', () => {
+    // kafkajs's typings leave out the message its constructor needs (cluster/index.js passes one).
+    const CoordinatorNotFound = KafkaJSGroupCoordinatorNotFound as unknown as new (message: string) => Error;
+    const lostCoordinator = new CoordinatorNotFound('Failed to find group coordinator');
+    expect(consumerStopIsPassing(lostCoordinator, 1)).toBe(true);
+    expect(consumerStopIsPassing(new KafkaJSConnectionError('Connection error: ECONNREFUSED'), PASSING_RECOVERIES)).toBe(true);
+    expect(consumerStopIsPassing(lostCoordinator, PASSING_RECOVERIES + 1)).toBe(false);
+    expect(consumerStopIsPassing(new KafkaJSNonRetriableError('Offset out of range'), 1)).toBe(false);
+    expect(consumerStopIsPassing(new Error('a handler bug'), 1)).toBe(false);
   });
 });

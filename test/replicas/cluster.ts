@@ -30,6 +30,8 @@ const CONSUMER_TROUBLE = ['event handler failed; redelivering', 'event could not
 
 /** What a process logs when it replaces a consumer that stopped fetching. */
 const CONSUMER_STALLED = 'kafka consumer stalled';
+/** What a process logs when it starts a new consumer after one stopped on a passing broker error. */
+const CONSUMER_STOPPED = 'kafka consumer stopped on a passing broker error';
 
 export interface Replica {
   name: ServiceName;
@@ -51,7 +53,7 @@ export class ReplicaCluster {
   gateway: ServiceProcess | undefined;
   /** Lines of consumer trouble any process wrote. */
   readonly trouble: string[] = [];
-  /** Consumers a process found stalled and replaced (platform/events/kafka-bus.ts): recovered, but reported with the figures. */
+  /** Consumers a process found stalled, or saw stop on a passing broker error, and replaced (platform/events/kafka-bus.ts): recovered, but reported with the figures. */
   readonly stalls: string[] = [];
   private readonly cursor = new Map<ServiceName, number>();
   private webhookTurn = 0;
@@ -185,18 +187,19 @@ export class ReplicaCluster {
       const log = fs.createWriteStream(path.join(this.logDir, `${label}.log`), { flags: 'a' });
       process.child.stdout?.pipe(log);
     }
+    const note = (line: string) => {
+      if (CONSUMER_TROUBLE.some((text) => line.includes(text))) this.trouble.push(`${label}: ${line}`);
+      if (line.includes(CONSUMER_STALLED) || line.includes(CONSUMER_STOPPED)) this.stalls.push(`${label}: ${line}`);
+    };
     let rest = '';
     const scan = (chunk: Buffer) => {
       const lines = (rest + chunk.toString()).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) {
-        if (CONSUMER_TROUBLE.some((text) => line.includes(text))) this.trouble.push(`${label}: ${line}`);
-        if (line.includes(CONSUMER_STALLED)) this.stalls.push(`${label}: ${line}`);
-      }
+      lines.forEach(note);
     };
     process.child.stdout?.on('data', scan);
     process.child.stderr?.on('data', scan);
-    for (const line of process.output().split('\n')) if (CONSUMER_TROUBLE.some((text) => line.includes(text))) this.trouble.push(`${label}: ${line}`);
+    process.output().split('\n').forEach(note);
   }
 
   /** One query on a service's database (the suite's own connection). */
