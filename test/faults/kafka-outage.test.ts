@@ -12,7 +12,7 @@ import { checkout, createBook } from '../commerce';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../harness';
 import { OwnBroker, describeFaults } from './infra';
 
-jest.setTimeout(240_000);
+jest.setTimeout(360_000);
 
 const PURCHASES = 500;
 const CLIENTS = 10;
