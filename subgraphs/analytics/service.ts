@@ -61,6 +61,15 @@ export function ratioHalfUp(a: number, b: number, scale: number): number {
 
 const hasActivity = (row: DailyAggregate) => DAY_COUNTERS.some((key) => row[key] !== 0);
 
+/** CONTRACT §8: paid / (paid + failed) as a percentage with two decimals, 0 before any payment. */
+function paymentSuccessRate(t: { paidOrders: number; failedPayments: number }): number {
+  return fromCents(ratioHalfUp(t.paidOrders, t.paidOrders + t.failedPayments, 10_000));
+}
+
+function toTopBook(row: BookSales): TopBookItem {
+  return { bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) };
+}
+
 export class AnalyticsService {
   constructor(private readonly db: Database) {}
 
@@ -107,7 +116,7 @@ export class AnalyticsService {
       totalRevenue: fromCents(t.revenueCents),
       averageOrderValue: fromCents(ratioHalfUp(t.revenueCents, t.paidOrders, 1)),
       booksSold: t.booksSold,
-      paymentSuccessRate: fromCents(ratioHalfUp(t.paidOrders, t.paidOrders + t.failedPayments, 10_000)),
+      paymentSuccessRate: paymentSuccessRate(t),
     };
   }
 
@@ -158,7 +167,7 @@ export class AnalyticsService {
       .addOrderBy('b.book_id', 'ASC')
       .take(limit)
       .getMany();
-    return rows.map((row) => ({ bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }));
+    return rows.map(toTopBook);
   }
 
   /** Sales of the given books (zero for a book never sold), for `Book.sales` in the supergraph. */
@@ -171,7 +180,7 @@ export class AnalyticsService {
             .createQueryBuilder(BookSales, 'b')
             .where('b.book_id IN (:...ids)', { ids: [...bookIds] })
             .getMany();
-    return new Map(rows.map((row) => [row.bookId, { bookId: row.bookId, bookTitle: row.bookTitle, quantitySold: row.quantitySold, revenue: fromCents(row.revenueCents) }]));
+    return new Map(rows.map((row) => [row.bookId, toTopBook(row)]));
   }
 
   async payments(principal: Principal) {
@@ -180,7 +189,7 @@ export class AnalyticsService {
     return {
       paidOrders: t.paidOrders,
       failedPayments: t.failedPayments,
-      paymentSuccessRate: fromCents(ratioHalfUp(t.paidOrders, t.paidOrders + t.failedPayments, 10_000)),
+      paymentSuccessRate: paymentSuccessRate(t),
       refundedPayments: t.refundedPayments,
       refundedAmount: fromCents(t.refundedCents),
     };
