@@ -6,12 +6,11 @@
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { ProcessedEvent } from '../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../platform/events/consumer';
 import type { BusMessage } from '../platform/events/bus';
 import { TOPICS } from '../platform/events/topics';
 import { createLogger } from '../platform/logger';
 import { createAnalyticsService } from '../subgraphs/analytics';
-import { ANALYTICS_CONSUMER_GROUP } from '../subgraphs/analytics/events';
 import { adminSession, startStack, type Stack } from '../test/stack';
 import { latencies, percentile } from './measure';
 
@@ -72,7 +71,7 @@ async function publish(stack: Stack, count: number): Promise<number> {
 async function drain(stack: Stack, total: number): Promise<{ eventsPerSecond: number; seconds: number; ingestEventsPerSecond: number }> {
   const logger = createLogger('warn');
   const service = await createAnalyticsService({ config: stack.config, logger, bus: stack.bus });
-  const count = () => service.db.manager.count(ProcessedEvent, { where: { consumer: ANALYTICS_CONSUMER_GROUP } });
+  const count = () => service.db.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('analytics') } });
   const before = await count();
   const began = performance.now();
   const port = await service.start(0, '127.0.0.1');

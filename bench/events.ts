@@ -15,8 +15,8 @@ import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { createEventBus } from '../platform/events/create-bus';
 import { ProcessedEvent, consumeBatch } from '../platform/events/consumer';
-import { OutboxEvent, OutboxRelay, enqueueEvent } from '../platform/events/outbox';
-import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
+import { OutboxRelay, enqueueMessage } from '../platform/events/outbox';
+import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import { Counter, CounterIncremented, TestCounters1900000000000, counterIncremented } from '../test/event-fixtures';
 import { dropDatabases } from '../test/stack';
 import { waitFor } from '../test/wait';
@@ -38,8 +38,8 @@ async function main(): Promise<void> {
   const db: Database = await openDatabase({
     service,
     config,
-    entities: [OutboxEvent, ProcessedEvent, Counter],
-    migrations: [EventTables1732000000000, TestCounters1900000000000],
+    entities: [...EVENT_ENTITIES, Counter],
+    migrations: [...EVENT_MIGRATIONS, TestCounters1900000000000],
     poolSize: 20,
   });
   const bus = createEventBus({ ...config, kafkaClientId: 'bench-events' }, logger);
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
         for (let i = next++; i < total; i = next++) {
           await db.transaction(async (manager) => {
             const key = `key-${i % KEYS}`;
-            await enqueueEvent(manager, topic, key, counterIncremented(key, i));
+            await enqueueMessage(manager, topic, key, counterIncremented(key, i));
           });
         }
       }),

@@ -16,6 +16,7 @@ itIf(runConfig.dbUrl !== undefined, 'set DB_URL to run')('migrates an empty data
   const applied = await opened[0].dataSource.query<{ name: string; times: number }[]>('SELECT name, COUNT(*) AS times FROM migrations GROUP BY name ORDER BY name');
   expect(applied.map((row) => [row.name, Number(row.times)])).toEqual([
     ['EventTables1732000000000', 1],
+    ['OutboxHeaders1732000001000', 1],
     ['TestCounters1900000000000', 1],
   ]);
   for (const db of opened) expect(await db.manager.count(OutboxEvent)).toBe(0);

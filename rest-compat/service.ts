@@ -1,16 +1,24 @@
 /**
- * The shape every service has once built: `{ app, start(port), stop() }`. `start` starts the
- * outbox relay and consumers, then listens; `stop` drains HTTP, stops consuming, flushes the relay
- * and closes the database, in that order.
+ * The service shell. A service declares what is its own (name, tables, migrations, routes, subgraph
+ * resolvers, consumers); the shell adds what every service has: its logger, its database with the
+ * event tables, the outbox relay, the token verifier, the REST app with `/graphql` and the health
+ * checks, and the runtime `{ app, start(port), stop() }`.
  */
+import path from 'node:path';
 import type { Express, Router } from 'express';
 import { createServiceApp, type ServiceAppOptions } from './app';
-import type { Database } from '../platform/database';
+import { jwksVerifierFor, type TokenVerifier } from '../platform/auth';
+import type { Config, ServiceName } from '../platform/config';
+import { openDatabase, type Database, type DatabaseOptions } from '../platform/database';
 import type { EventBus, Subscription } from '../platform/events/bus';
-import type { OutboxRelay } from '../platform/events/outbox';
+import { consume, consumeBatch, consumerGroupOf, type BatchConsumerOptions, type TopicConsumerOptions } from '../platform/events/consumer';
+import { OutboxRelay } from '../platform/events/outbox';
+import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
+import type { Topic } from '../platform/events/topics';
 import { listen, type Listening } from '../platform/http';
 import type { ForwardedTrust } from '../platform/forwarded';
 import type { Logger } from '../platform/logger';
+import type { ProcessDeps } from '../platform/run';
 import { createSubgraphEndpoint, type SubgraphOptions } from '../platform/subgraph';
 
 export interface BookstoreService {
@@ -22,21 +30,161 @@ export interface BookstoreService {
   stop(): Promise<void>;
 }
 
-export interface RuntimeParts {
-  name: string;
-  app: Express;
-  db: Database;
+/** What a service owns in its database; the shell adds the outbox and the applied-events record. */
+export interface ServiceTables {
+  name: ServiceName;
+  entities: DatabaseOptions['entities'];
+  migrations: DatabaseOptions['migrations'];
+}
+
+/** Opens a service's database: its own tables and migrations, and the event tables every service has. */
+export function openServiceDatabase(tables: ServiceTables, config: DatabaseOptions['config']): Promise<Database> {
+  return openDatabase({
+    service: tables.name,
+    config,
+    entities: [...tables.entities, ...EVENT_ENTITIES],
+    migrations: [...EVENT_MIGRATIONS, ...tables.migrations],
+  });
+}
+
+/** The consumers' side of the bus, bound to the service's database, logger and consumer group (`<name>-service`). */
+export interface ServiceEvents {
+  consume<K extends Topic>(options: Omit<TopicConsumerOptions<K>, 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
+  consumeBatch(options: Omit<BatchConsumerOptions, 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
+}
+
+/** What the shell hands a service's `build`. */
+export interface ServiceShell {
+  config: Config;
   logger: Logger;
-  relay?: OutboxRelay;
-  subscribe?: () => Promise<Subscription[]>;
+  bus: EventBus;
+  db: Database;
+  /** The auth service's JWKS, following session revocations; made on first use (the auth service verifies its own way). */
+  readonly verifier: TokenVerifier;
+  events: ServiceEvents;
+}
+
+/** What a service builds from the shell. */
+export interface ServiceParts<L, E extends object> {
+  routes: Router;
+  /** The subgraph's resolvers and per-request loaders; its SDL is `schema.graphql` in the service's folder. */
+  subgraph: Pick<SubgraphOptions<L>, 'resolvers' | 'loaders'>;
+  /** The verifier of the routes and the subgraph when not the shell's. */
+  verifier?: TokenVerifier;
+  consumers?: () => Promise<Subscription>[];
+  /** Routes that read the raw body (the Stripe webhook, cover uploads), mounted before the JSON parser. */
+  mountRaw?: (app: Express) => void;
+  /** Whose forwarded headers to believe: `config.trustProxy` where the client's address matters (rate limits). */
+  trustProxy?: ForwardedTrust;
+  registerMetrics?: ServiceAppOptions['registerMetrics'];
   /** Background work started once the service listens (e.g. bootstrap data); stopped before the database closes. */
   afterStart?: () => void;
   beforeStop?: () => Promise<void>;
+  /** What the built service offers its callers besides the runtime (tests reach the service functions through it). */
+  expose: E;
+}
+
+export interface ServiceDefinition<L, E extends object> extends ServiceTables {
+  description: string;
+  /** The service's folder (`__dirname`), where its compiled `schema.graphql` lies. */
+  dir: string;
+  /** Where the REST routes live, e.g. `/api/orders`. */
+  basePath: string;
+  build(shell: ServiceShell): ServiceParts<L, E> | Promise<ServiceParts<L, E>>;
+}
+
+/** Every service's dependencies; a test may give a verifier of its own. */
+export interface ServiceDeps extends ProcessDeps {
+  verifier?: TokenVerifier;
 }
 
 export const OUTBOX_FLUSH_ON_STOP_MS = 5000;
 
-export function serviceRuntime(parts: RuntimeParts): BookstoreService {
+/**
+ * Builds a service from its definition: the database (closed again if anything after it fails),
+ * the parts the service builds, its subgraph, the REST app and the runtime that starts and stops it.
+ */
+export async function buildService<L, E extends object>(deps: ServiceDeps, definition: ServiceDefinition<L, E>): Promise<BookstoreService & E> {
+  const { config, bus } = deps;
+  const { name } = definition;
+  const logger = deps.logger.child({ service: name });
+  const db = await openServiceDatabase(definition, config);
+  try {
+    let verifier = deps.verifier;
+    const groupId = consumerGroupOf(name);
+    const shell: ServiceShell = {
+      config,
+      logger,
+      bus,
+      db,
+      get verifier() {
+        verifier ??= jwksVerifierFor(config, { bus, logger, service: name });
+        return verifier;
+      },
+      events: {
+        consume: (options) => consume({ ...options, bus, db, logger, groupId }),
+        consumeBatch: (options) => consumeBatch({ ...options, bus, db, logger, groupId }),
+      },
+    };
+    const parts = await definition.build(shell);
+    const partsVerifier = parts.verifier ?? shell.verifier;
+    const graphql = await createSubgraphEndpoint({
+      ...parts.subgraph,
+      name,
+      logger,
+      schemaFile: path.join(definition.dir, 'schema.graphql'),
+      verifier: partsVerifier,
+    });
+    const app = createServiceApp({
+      name,
+      description: definition.description,
+      logger,
+      health: { db: () => db.ping(), bus: () => bus.health() },
+      trustProxy: parts.trustProxy,
+      mountRaw: parts.mountRaw,
+      registerMetrics: parts.registerMetrics,
+      mount: (app) => {
+        app.use(definition.basePath, parts.routes);
+        app.use('/graphql', graphql.middleware);
+      },
+    });
+    const runtime = serviceRuntime({
+      name,
+      app,
+      db,
+      logger,
+      relay: new OutboxRelay({ db, bus, logger }),
+      // A verifier that follows session revocations starts with the service's consumers.
+      subscribe: async () => [...(await Promise.all(parts.consumers?.() ?? [])), ...(partsVerifier.follow ? [await partsVerifier.follow()] : [])],
+      afterStart: parts.afterStart,
+      beforeStop: async () => {
+        await parts.beforeStop?.();
+        await graphql.stop();
+      },
+    });
+    return Object.assign(runtime, parts.expose);
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+interface RuntimeParts {
+  name: string;
+  app: Express;
+  db: Database;
+  logger: Logger;
+  relay: OutboxRelay;
+  subscribe: () => Promise<Subscription[]>;
+  afterStart?: () => void;
+  beforeStop: () => Promise<void>;
+}
+
+/**
+ * `start` starts the outbox relay and consumers, then listens; `stop` drains HTTP, stops consuming,
+ * flushes the relay and closes the database, in that order.
+ */
+function serviceRuntime(parts: RuntimeParts): BookstoreService {
   let listening: Listening | undefined;
   let subscriptions: Subscription[] = [];
   return {
@@ -46,8 +194,8 @@ export function serviceRuntime(parts: RuntimeParts): BookstoreService {
     async start(port, host = '0.0.0.0') {
       // Consumers first: a replica answers its health check only once it is wholly up, and a start
       // that fails (and is retried) never had a port open.
-      parts.relay?.start();
-      subscriptions = (await parts.subscribe?.()) ?? [];
+      parts.relay.start();
+      subscriptions = await parts.subscribe();
       listening = await listen(parts.app, port, host);
       parts.afterStart?.();
       parts.logger.info({ port: listening.port }, `${parts.name} service listening`);
@@ -61,74 +209,10 @@ export function serviceRuntime(parts: RuntimeParts): BookstoreService {
     async stop() {
       await listening?.close();
       await Promise.all(subscriptions.map((s) => s.stop()));
-      await parts.beforeStop?.();
-      await parts.relay?.stop({ flushMs: OUTBOX_FLUSH_ON_STOP_MS });
+      await parts.beforeStop();
+      await parts.relay.stop({ flushMs: OUTBOX_FLUSH_ON_STOP_MS });
       await parts.db.close();
       parts.logger.info(`${parts.name} service stopped`);
     },
   };
-}
-
-export interface AssembleOptions<L> {
-  name: string;
-  description: string;
-  db: Database;
-  logger: Logger;
-  /** The service's bus: the health check reports it beside the database. */
-  bus: EventBus;
-  /** The REST routes and where they live, e.g. `/api/orders`. */
-  basePath: string;
-  routes: Router;
-  /** The federated subgraph served at `/graphql` beside the REST routes. */
-  subgraph?: Omit<SubgraphOptions<L>, 'name' | 'logger'>;
-  mountRaw?: (app: Express) => void;
-  /** Whose forwarded headers to believe: `config.trustProxy` where the client's address matters (rate limits). */
-  trustProxy?: ForwardedTrust;
-  registerMetrics?: ServiceAppOptions['registerMetrics'];
-  relay?: OutboxRelay;
-  subscribe?: () => Promise<Subscription[]>;
-  afterStart?: () => void;
-  beforeStop?: () => Promise<void>;
-}
-
-/**
- * Puts a service together the same way every time: its subgraph (closing the database if that
- * fails), the REST app with the routes and `/graphql`, and the runtime that starts and stops it all.
- */
-export async function assembleService<L>(options: AssembleOptions<L>): Promise<BookstoreService> {
-  const { name, db, logger, bus } = options;
-  const graphql = options.subgraph
-    ? await createSubgraphEndpoint({ ...options.subgraph, name, logger }).catch(async (error: unknown) => {
-        await db.close();
-        throw error;
-      })
-    : undefined;
-  const verifier = options.subgraph?.verifier;
-  const app = createServiceApp({
-    name,
-    description: options.description,
-    logger,
-    health: { db: () => db.ping(), bus: () => bus.health() },
-    trustProxy: options.trustProxy,
-    mountRaw: options.mountRaw,
-    registerMetrics: options.registerMetrics,
-    mount: (app) => {
-      app.use(options.basePath, options.routes);
-      if (graphql) app.use('/graphql', graphql.middleware);
-    },
-  });
-  return serviceRuntime({
-    name,
-    app,
-    db,
-    logger,
-    relay: options.relay,
-    // A verifier that follows session revocations starts with the service's consumers.
-    subscribe: async () => [...((await options.subscribe?.()) ?? []), ...(verifier?.follow ? [await verifier.follow()] : [])],
-    afterStart: options.afterStart,
-    beforeStop: async () => {
-      await options.beforeStop?.();
-      await graphql?.stop();
-    },
-  });
 }

@@ -9,9 +9,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { In } from 'typeorm';
 import type { ConsumedMessage, Subscription } from '../platform/events/bus';
-import { ProcessedEvent } from '../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../platform/events/consumer';
 import { TOPICS } from '../platform/events/topics';
-import { PAYMENT_CONSUMER_GROUP } from '../subgraphs/payment/events';
 import { checkout, createBook, paymentWhen, type CatalogueBook } from './commerce';
 import { startGateway, type RunningGateway } from './gateway';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from './harness';
@@ -118,7 +117,7 @@ describe('cancelling a paid order', () => {
     await stack.bus.publish([copy]);
     const paymentDb = stack.services.payment!.db;
     await waitFor(
-      async () => (await paymentDb.manager.count(ProcessedEvent, { where: { consumer: PAYMENT_CONSUMER_GROUP, eventId: In([JSON.parse(copy.value).eventId]) } })) === 1,
+      async () => (await paymentDb.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('payment'), eventId: In([JSON.parse(copy.value).eventId]) } })) === 1,
       { what: 'the copy to be handled' },
     );
 

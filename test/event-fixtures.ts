@@ -10,11 +10,9 @@ import { Column, Entity, PrimaryColumn, Table, type MigrationInterface, type Que
 import type { Config } from '../platform/config';
 import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { ProcessedEvent } from '../platform/events/consumer';
 import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka-bus';
-import { OutboxEvent } from '../platform/events/outbox';
 import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
-import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
+import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import { dropDatabases, runConfig, testConfig } from './stack';
 
 export const testLogger = createLogger(runConfig.logLevel, { test: true });
@@ -154,8 +152,8 @@ export class TestDatabases {
     const db = await openDatabase({
       service,
       config: this.config,
-      entities: [Counter, OutboxEvent, ProcessedEvent],
-      migrations: [EventTables1732000000000, TestCounters1900000000000],
+      entities: [Counter, ...EVENT_ENTITIES],
+      migrations: [...EVENT_MIGRATIONS, TestCounters1900000000000],
     });
     this.opened.push(db);
     this.services.push(service);

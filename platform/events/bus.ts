@@ -88,6 +88,12 @@ export interface EventBus {
 export const PUBLISHER_HEADER = 'publisher';
 export const PUBLISHER = `${os.hostname()}/${process.pid}`;
 
+/**
+ * The header that carries the id of the request that caused an event (from the outbox row): the
+ * consumer's log lines and its calls to other services carry it, so one request's lines join up.
+ */
+export const REQUEST_ID_HEADER = 'requestId';
+
 export const RETRY_BACKOFF_MS = { initial: 200, max: 5000 };
 
 export function nextBackoff(current: number): number {

@@ -10,9 +10,9 @@ import { Entity, PrimaryColumn, type EntityManager } from 'typeorm';
 import { TimestampColumn, isUniqueViolation, type Database } from '../database';
 import type { Logger } from '../logger';
 import { runInContext } from '../request-context';
-import type { ConsumedMessage, EventBus, Subscription } from './bus';
+import { REQUEST_ID_HEADER, type ConsumedMessage, type EventBus, type Subscription } from './bus';
 import { passesQuickly } from './quick-validation';
-import { deadLetterTopic, type EventEnvelope } from './topics';
+import { TOPIC_SCHEMAS, deadLetterTopic, type EventEnvelope, type Topic, type TopicPayloads } from './topics';
 
 @Entity({ name: 'processed_events' })
 export class ProcessedEvent {
@@ -63,13 +63,22 @@ export interface ConsumerOptions<T extends EventEnvelope> {
    * event of a batch has its effect outside the database before it is recorded as applied.
    */
   prepare?(event: T): Promise<void>;
-  /** Applies the event inside the transaction that records it as applied. */
+  /** Applies the event inside the transaction that records it as applied (events it records are published once that commits). */
   apply(event: T, manager: EntityManager): Promise<void>;
-  /** Runs after the transaction commits (e.g. wake an outbox relay). */
-  afterCommit?(): void;
   /** Most messages applied in one transaction; default 500. */
   maxBatchSize?: number;
 }
+
+/**
+ * The consumer group of a service's consumers, and the name its applied events are recorded under
+ * in `processed_events`: fixed, since changing it would apply every retained event again.
+ */
+export function consumerGroupOf(service: string): string {
+  return `${service}-service`;
+}
+
+/** A consumer of one of our topics: the payload class, and so the event's type, follow from the topic. */
+export type TopicConsumerOptions<K extends Topic> = Omit<ConsumerOptions<TopicPayloads[K]>, 'topic' | 'schema'> & { topic: K };
 
 /** Records `eventId` as applied by `consumer`; false when it already was. */
 export async function markProcessed(manager: EntityManager, consumer: string, eventId: string): Promise<boolean> {
@@ -105,8 +114,16 @@ async function parseOrDeadLetter<T extends EventEnvelope>(
 
 export async function handleMessage<T extends EventEnvelope>(options: ConsumerOptions<T>, message: ConsumedMessage): Promise<void> {
   const event = await parseOrDeadLetter(options, options.schema, { ...message, topic: options.topic });
-  // The event's id on every line logged while it is handled.
-  if (event) await runInContext({ eventId: event.eventId }, () => applyOnce(options, event));
+  if (event) await runInContext(eventContext(event, message), () => applyOnce(options, event));
+}
+
+/**
+ * What every line logged while an event is handled carries: the event's id and the id of the
+ * request that caused it, which the calls the handler makes to other services forward too.
+ */
+function eventContext(event: EventEnvelope, message: ConsumedMessage): { eventId: string; requestId?: string } {
+  const requestId = message.headers?.[REQUEST_ID_HEADER];
+  return requestId ? { eventId: event.eventId, requestId } : { eventId: event.eventId };
 }
 
 async function applyOnce<T extends EventEnvelope>(options: ConsumerOptions<T>, event: T): Promise<void> {
@@ -125,8 +142,7 @@ async function applyOnce<T extends EventEnvelope>(options: ConsumerOptions<T>, e
       await options.apply(event, manager);
       return true;
     });
-    if (applied) options.afterCommit?.();
-    else logger.debug({ topic }, 'event already applied');
+    if (!applied) logger.debug({ topic }, 'event already applied');
   } catch (error) {
     // Two deliveries of one event racing: the loser's insert hits the primary key.
     if (isUniqueViolation(error) && (await alreadyApplied())) return;
@@ -150,43 +166,48 @@ async function handleBatchOfOneTopic<T extends EventEnvelope>(options: ConsumerO
     return;
   }
   const { db, topic, groupId } = options;
-  const parsed: { message: ConsumedMessage; event: T }[] = [];
-  for (const message of messages) {
-    const event = await parseOrDeadLetter(options, options.schema, { ...message, topic });
-    if (event) parsed.push({ message, event });
-  }
+  const parsed = await parseAll(options, messages, () => options.schema);
   if (parsed.length === 0) return;
-  let applied: number;
   try {
-    applied = await db.transaction(async (manager) => {
-      const fresh = await recordFresh(
-        manager,
-        groupId,
-        parsed.map((p) => p.event),
-      );
-      for (const event of fresh) await runInContext({ eventId: event.eventId }, () => options.apply(event, manager));
-      return fresh.length;
+    await db.transaction(async (manager) => {
+      for (const { event, message } of await recordFresh(manager, groupId, parsed)) {
+        await runInContext(eventContext(event, message), () => options.apply(event, manager));
+      }
     });
   } catch (error) {
     options.logger.debug({ err: error, topic, size: parsed.length }, 'batch not applied whole; applying its events one by one');
     for (const { message } of parsed) await handleMessage(options, message);
-    return;
   }
-  if (applied > 0) options.afterCommit?.();
+}
+
+/** The messages parsed, in order, each with its event; poison messages go to their dead-letter topic and are left out. */
+async function parseAll<T extends EventEnvelope>(
+  options: { bus: EventBus; logger: Logger; groupId: string; topic?: string },
+  messages: ConsumedMessage[],
+  schemaOf: (topic: string) => ClassConstructor<T>,
+): Promise<{ message: ConsumedMessage; event: T }[]> {
+  const parsed: { message: ConsumedMessage; event: T }[] = [];
+  for (const received of messages) {
+    // A consumer of one topic reads it under that name, whatever namespace the bus added.
+    const message = options.topic ? { ...received, topic: options.topic } : received;
+    const event = await parseOrDeadLetter(options, schemaOf(message.topic), message);
+    if (event) parsed.push({ message, event });
+  }
+  return parsed;
 }
 
 /** Ids per statement of recordFresh: a batch in one or a few round trips, within both databases' placeholder limits. */
 const RECORD_CHUNK = 5000;
 
 /**
- * Records as applied by `consumer` those of `events` that were not yet (the first of duplicates
- * within the list); resolves with them in order. The ids are inserted RECORD_CHUNK at a time in one
+ * Records as applied by `consumer` the events of `entries` that were not yet (the first of
+ * duplicates within the list); resolves with their entries in order. The ids are inserted RECORD_CHUNK at a time in one
  * multi-row statement: redelivery is rare, so the insert is tried first, and only a chunk that hits
  * an id already recorded (the failed statement changed nothing) is read back to insert the others.
  * Plain SQL: the query builder's per-row work would cost more than the statements.
  */
-async function recordFresh<E extends EventEnvelope>(manager: EntityManager, consumer: string, events: E[]): Promise<E[]> {
-  const ids = [...new Set(events.map((event) => event.eventId))];
+async function recordFresh<P extends { event: EventEnvelope }>(manager: EntityManager, consumer: string, entries: P[]): Promise<P[]> {
+  const ids = [...new Set(entries.map((entry) => entry.event.eventId))];
   const metadata = manager.connection.getMetadata(ProcessedEvent);
   const table = manager.connection.driver.escape(metadata.tableName);
   const processedAtColumn = metadata.findColumnWithPropertyName('processedAt');
@@ -215,7 +236,7 @@ async function recordFresh<E extends EventEnvelope>(manager: EntityManager, cons
     for (const id of part) recorded.add(id);
   }
   // Each recorded id once, for its first event in the list.
-  return events.filter((event) => recorded.delete(event.eventId));
+  return entries.filter((entry) => recorded.delete(entry.event.eventId));
 }
 
 /**
@@ -223,7 +244,10 @@ async function recordFresh<E extends EventEnvelope>(manager: EntityManager, cons
  * of one Kafka group must subscribe the same topics, or partitions go to members that cannot read them.
  * Messages arrive in batches per partition, applied one transaction per batch (see handleBatchOfOneTopic).
  */
-export function consume<T extends EventEnvelope>(options: ConsumerOptions<T>): Promise<Subscription> {
+export function consume<K extends Topic>(options: TopicConsumerOptions<K>): Promise<Subscription>;
+export function consume<T extends EventEnvelope>(options: ConsumerOptions<T>): Promise<Subscription>;
+export function consume(options: ConsumerOptions<EventEnvelope> | TopicConsumerOptions<Topic>): Promise<Subscription> {
+  if (!('schema' in options)) return consume({ ...options, schema: TOPIC_SCHEMAS[options.topic] });
   return options.bus.subscribe({
     groupId: `${options.groupId}.${options.topic}`,
     topics: [options.topic],
@@ -260,23 +284,15 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
     partitionsConcurrently: options.partitionsConcurrently,
     maxBytesPerPartition: options.maxBytesPerPartition,
     handleBatch: async (messages) => {
-      const parsed: { topic: string; event: EventEnvelope }[] = [];
-      for (const message of messages) {
-        const event = await parseOrDeadLetter(options, options.topics[message.topic], message);
-        if (event) parsed.push({ topic: message.topic, event });
-      }
+      const parsed = await parseAll(options, messages, (topic) => options.topics[topic]);
       if (parsed.length === 0) return;
       await db.transaction(async (manager) => {
-        const freshEvents = new Set(
-          await recordFresh(
-            manager,
-            groupId,
-            parsed.map((p) => p.event),
-          ),
-        );
-        const fresh = parsed.filter((p) => freshEvents.has(p.event));
+        const fresh = await recordFresh(manager, groupId, parsed);
         if (fresh.length === 0) return;
-        await options.applyBatch(fresh, manager);
+        await options.applyBatch(
+          fresh.map(({ message, event }) => ({ topic: message.topic, event })),
+          manager,
+        );
       });
     },
   });

@@ -15,7 +15,7 @@ import { runConfig } from '../../test/stack';
 import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
 import { ProcessedEvent, consume } from './consumer';
 import { MemoryBus } from './memory-bus';
-import { OutboxRelay, enqueueEvent } from './outbox';
+import { OutboxRelay, enqueueMessage } from './outbox';
 
 jest.setTimeout(120000);
 
@@ -130,13 +130,12 @@ async function pipeline(service: string, bus: EventBus) {
     db,
     topic,
     /** Commits `count` state changes, each enqueuing its event in the same transaction. */
-    async produce(count: number, relay?: OutboxRelay): Promise<void> {
+    async produce(count: number): Promise<void> {
       for (let i = 0; i < count; i++, seq++) {
         await db.transaction(async (manager) => {
           await manager.increment(Counter, { name: 'produced' }, 'value', 1);
-          await enqueueEvent(manager, topic, `key-${seq % 7}`, counterIncremented('consumed', seq));
+          await enqueueMessage(manager, topic, `key-${seq % 7}`, counterIncremented('consumed', seq));
         });
-        relay?.wake();
       }
     },
     consumed: () => readCounter(db, 'consumed'),
@@ -158,12 +157,12 @@ async function deliversEverythingAfterAnOutage(service: string, outage: Outage):
   const relay = new OutboxRelay({ db: p.db, bus, logger: testLogger, pollMs: 200 });
   relay.start();
   try {
-    await p.produce(1, relay);
+    await p.produce(1);
     await waitFor(async () => (await p.consumed()) === 1, { what: 'the event sent before the outage', timeoutMs: 60000 });
 
     await outage.down();
     const rejectionsBefore = bus.rejections;
-    await p.produce(200, relay);
+    await p.produce(200);
     await waitFor(() => bus.rejections > rejectionsBefore, { what: 'a refused publish', timeoutMs: 60000 });
     expect(await relay.pending()).toBe(200);
 
@@ -308,7 +307,7 @@ describe('outbox relay and idempotent consumer', () => {
       try {
         const event = counterIncremented('consumed', 0);
         await p.db.transaction(async (manager) => {
-          for (let i = 0; i < 5; i++) await enqueueEvent(manager, p.topic, 'counter-1', event);
+          for (let i = 0; i < 5; i++) await enqueueMessage(manager, p.topic, 'counter-1', event);
         });
         const relay = new OutboxRelay({ db: p.db, bus, logger: testLogger });
         relay.start();

@@ -14,13 +14,23 @@
  * batch's removal while it claims and publishes the next, so the database and the bus work at once.
  */
 import { randomUUID } from 'node:crypto';
-import { Column, Entity, PrimaryGeneratedColumn, type EntityManager, type QueryRunner } from 'typeorm';
+import {
+  Column,
+  Entity,
+  PrimaryGeneratedColumn,
+  type DataSource,
+  type EntityManager,
+  type EntitySubscriberInterface,
+  type QueryRunner,
+  type TransactionCommitEvent,
+  type TransactionRollbackEvent,
+} from 'typeorm';
 import { TimestampColumn, type Database } from '../database';
 import type { Logger } from '../logger';
-import { runInContext } from '../request-context';
-import type { EventBus } from './bus';
-import { RETRY_BACKOFF_MS, nextBackoff } from './bus';
-import type { EventEnvelope } from './topics';
+import { currentContext, runInContext } from '../request-context';
+import type { BusMessage, EventBus } from './bus';
+import { REQUEST_ID_HEADER, RETRY_BACKOFF_MS, nextBackoff } from './bus';
+import { eventTypeOf, type EventEnvelope, type EventFields, type Topic, type TopicPayloads } from './topics';
 
 @Entity({ name: 'outbox_events' })
 export class OutboxEvent {
@@ -39,6 +49,10 @@ export class OutboxEvent {
   @Column({ type: 'text' })
   payload!: string;
 
+  /** The message headers beside `eventId`, as JSON: the id of the request that caused the event. */
+  @Column({ type: 'text', nullable: true })
+  headers!: string | null;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 }
@@ -48,15 +62,63 @@ export function eventEnvelope<T extends string>(type: T, occurredAt: Date = new 
   return { eventId: randomUUID(), type, occurredAt: occurredAt.toISOString() };
 }
 
-/** Records `event` for publication; call inside the transaction that makes the change it reports. */
-export async function enqueueEvent(manager: EntityManager, topic: string, key: string, event: EventEnvelope): Promise<void> {
+/**
+ * Records an event of `topic` for publication, its envelope (id, type, time) filled in. Call it inside the transaction that makes the change the event reports: the relay of the
+ * service wakes once that transaction commits. Messages with the same `key` keep their order.
+ */
+export async function enqueueEvent<T extends Topic>(manager: EntityManager, topic: T, key: string, fields: EventFields<T>, occurredAt: Date = new Date()): Promise<void> {
+  const event = { ...eventEnvelope(eventTypeOf(topic), occurredAt), ...fields } as TopicPayloads[T];
+  await enqueueMessage(manager, topic, key, event);
+}
+
+/** Records any event under any topic (the typed `enqueueEvent` is this plus the envelope); for tests and benchmarks of the outbox itself. */
+export async function enqueueMessage(manager: EntityManager, topic: string, key: string, event: EventEnvelope): Promise<void> {
+  const runner = manager.queryRunner;
+  if (!runner?.isTransactionActive) throw new Error(`An event of ${topic} must be recorded inside the transaction that makes its change`);
+  const requestId = currentContext()?.requestId;
   await manager.insert(OutboxEvent, {
     eventId: event.eventId,
     topic,
     messageKey: key,
     payload: JSON.stringify(event),
+    headers: requestId ? JSON.stringify({ [REQUEST_ID_HEADER]: requestId }) : null,
     createdAt: new Date(),
   });
+  withEvents.add(runner);
+}
+
+/** Transactions (by their query runner) that recorded events and have not ended yet. */
+const withEvents = new WeakSet<QueryRunner>();
+
+/**
+ * Wakes the relays of a database when one of its transactions that recorded events commits, so no
+ * service has to remember to; a rollback forgets them. One per DataSource, registered by the first
+ * relay that starts on it.
+ */
+class OutboxWaker implements EntitySubscriberInterface {
+  readonly relays = new Set<() => void>();
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    // A savepoint released inside a transaction commits nothing yet.
+    if (event.queryRunner.isTransactionActive || !withEvents.delete(event.queryRunner)) return;
+    for (const wake of this.relays) wake();
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) withEvents.delete(event.queryRunner);
+  }
+}
+
+const wakers = new WeakMap<DataSource, OutboxWaker>();
+
+function wakerOf(dataSource: DataSource): OutboxWaker {
+  let waker = wakers.get(dataSource);
+  if (!waker) {
+    waker = new OutboxWaker();
+    wakers.set(dataSource, waker);
+    dataSource.subscribers.push(waker);
+  }
+  return waker;
 }
 
 interface ClaimedRow {
@@ -65,6 +127,13 @@ interface ClaimedRow {
   topic: string;
   message_key: string;
   payload: string;
+  headers: string | null;
+}
+
+/** A claimed row as the bus takes it: its `eventId` and recorded headers travel as message headers. */
+function toMessage(row: ClaimedRow): BusMessage {
+  const recorded = row.headers ? (JSON.parse(row.headers) as Record<string, string>) : {};
+  return { topic: row.topic, key: row.message_key, value: row.payload, headers: { ...recorded, eventId: row.event_id } };
 }
 
 export interface RelayOptions {
@@ -88,14 +157,17 @@ export class OutboxRelay {
   private settling: Promise<void> = Promise.resolve();
   private settleError: unknown;
 
+  private readonly wakeAfterCommit = () => this.wake();
+
   constructor(private readonly options: RelayOptions) {}
 
   start(): void {
     this.stopped = false;
+    wakerOf(this.options.db.dataSource).relays.add(this.wakeAfterCommit);
     this.wake();
   }
 
-  /** Asks for a pass now, e.g. right after a transaction that enqueued events committed. */
+  /** Asks for a pass now (a transaction that recorded events calls it once it commits). */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -146,7 +218,9 @@ export class OutboxRelay {
     if (db.kind === 'mysql') return this.claimAndPublish();
     const rows = await db.manager.find(OutboxEvent, { order: { id: 'ASC' }, take: this.batchSize });
     if (rows.length === 0) return 0;
-    await bus.publish(rows.map((row) => ({ topic: row.topic, key: row.messageKey, value: row.payload, headers: { eventId: row.eventId } })));
+    await bus.publish(
+      rows.map((row) => toMessage({ id: row.id, event_id: row.eventId, topic: row.topic, message_key: row.messageKey, payload: row.payload, headers: row.headers })),
+    );
     await db.transaction((manager) =>
       manager.delete(
         OutboxEvent,
@@ -166,7 +240,7 @@ export class OutboxRelay {
     let handedOver = false;
     try {
       await runner.startTransaction('READ COMMITTED');
-      const claimed = (await runner.query('SELECT id, event_id, topic, message_key, payload FROM outbox_events ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED', [
+      const claimed = (await runner.query('SELECT id, event_id, topic, message_key, payload, headers FROM outbox_events ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED', [
         this.batchSize,
       ])) as ClaimedRow[];
       const rows = claimed.length > 0 ? await this.inKeyOrder(runner, claimed) : [];
@@ -182,10 +256,7 @@ export class OutboxRelay {
         await this.deleteRows(runner, rows);
         deleted = true;
       };
-      await bus.publish(
-        rows.map((row) => ({ topic: row.topic, key: row.message_key, value: row.payload, headers: { eventId: row.event_id } })),
-        { beforeCommit },
-      );
+      await bus.publish(rows.map(toMessage), { beforeCommit });
       for (const row of rows) this.unsettled.add(String(row.id));
       const previous = this.settling;
       this.settling = this.settle(runner, rows, deleted);
@@ -279,6 +350,7 @@ export class OutboxRelay {
    */
   async stop(options: { flushMs?: number } = {}): Promise<void> {
     this.stopped = true;
+    wakerOf(this.options.db.dataSource).relays.delete(this.wakeAfterCommit);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;

@@ -181,3 +181,44 @@ export class OrderCancelledEvent extends OrderEvent {
   @Equals('OrderCancelledEvent')
   declare type: 'OrderCancelledEvent';
 }
+
+/** Each topic's payload: what `enqueueEvent` takes and what a consumer of the topic gets. */
+export interface TopicPayloads {
+  'payment-created': PaymentCreatedEvent;
+  'payment-success': PaymentSuccessEvent;
+  'payment-failed': PaymentFailedEvent;
+  'payment-refunded': PaymentRefundedEvent;
+  'payment-refund-failed': PaymentRefundFailedEvent;
+  'payment-completed': PaymentCompletedEvent;
+  'order-created': OrderCreatedEvent;
+  'order-cancelled': OrderCancelledEvent;
+  'user-deleted': UserDeletedEvent;
+  'sessions-revoked': SessionsRevokedEvent;
+}
+
+/** Each topic's payload class, whose decorators validate what a consumer receives. */
+export const TOPIC_SCHEMAS: { readonly [T in Topic]: new () => TopicPayloads[T] } = {
+  'payment-created': PaymentCreatedEvent,
+  'payment-success': PaymentSuccessEvent,
+  'payment-failed': PaymentFailedEvent,
+  'payment-refunded': PaymentRefundedEvent,
+  'payment-refund-failed': PaymentRefundFailedEvent,
+  'payment-completed': PaymentCompletedEvent,
+  'order-created': OrderCreatedEvent,
+  'order-cancelled': OrderCancelledEvent,
+  'user-deleted': UserDeletedEvent,
+  'sessions-revoked': SessionsRevokedEvent,
+};
+
+/** A topic's payload without the envelope, which the outbox fills in. */
+export type EventFields<T extends Topic> = Omit<TopicPayloads[T], keyof EventEnvelope>;
+
+/** The payload classes of `topics`, as a consumer of several topics takes them. */
+export function schemasOf(topics: readonly Topic[]): Record<string, new () => EventEnvelope> {
+  return Object.fromEntries(topics.map((topic) => [topic, TOPIC_SCHEMAS[topic]]));
+}
+
+/** The `type` each topic's events carry: the payload class's name. */
+export function eventTypeOf<T extends Topic>(topic: T): TopicPayloads[T]['type'] {
+  return TOPIC_SCHEMAS[topic].name as TopicPayloads[T]['type'];
+}

@@ -3,23 +3,21 @@
  * all five topics. The legacy `payment-completed` counts as paid, so it closes the interface's
  * known gap without counting a payment twice when `payment-success` also arrives.
  */
-import type { Database } from '../../platform/database';
-import type { EventBus, Subscription } from '../../platform/events/bus';
-import { consumeBatch } from '../../platform/events/consumer';
+import type { DatabaseKind } from '../../platform/database';
+import type { Subscription } from '../../platform/events/bus';
 import {
-  PaymentCompletedEvent,
-  PaymentCreatedEvent,
-  PaymentFailedEvent,
-  PaymentRefundedEvent,
-  PaymentSuccessEvent,
   TOPICS,
+  schemasOf,
   type EventEnvelope,
+  type PaymentCompletedEvent,
+  type PaymentCreatedEvent,
+  type PaymentFailedEvent,
+  type PaymentRefundedEvent,
+  type PaymentSuccessEvent,
 } from '../../platform/events/topics';
-import type { Logger } from '../../platform/logger';
+import type { ServiceEvents } from '../../rest-compat/service';
 import { utcDay, type FactEvent } from './facts';
 import { ingest } from './ingest';
-
-export const ANALYTICS_CONSUMER_GROUP = 'analytics-service';
 
 export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
   const day = utcDay(event.occurredAt);
@@ -49,36 +47,24 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
   }
 }
 
-export function subscribeAnalyticsEvents(bus: EventBus, db: Database, logger: Logger): Promise<Subscription[]> {
-  return Promise.all([
-    consumeBatch({
-      bus,
-      db,
-      logger,
-      groupId: ANALYTICS_CONSUMER_GROUP,
-      topics: {
-        [TOPICS.paymentCreated]: PaymentCreatedEvent,
-        [TOPICS.paymentSuccess]: PaymentSuccessEvent,
-        [TOPICS.paymentCompleted]: PaymentCompletedEvent,
-        [TOPICS.paymentFailed]: PaymentFailedEvent,
-        [TOPICS.paymentRefunded]: PaymentRefundedEvent,
-      },
-      // A few batches at once, so that one is parsed while another waits on the database. They lock
-      // facts, then days, then books, each in key order, so they wait for each other rather than
-      // deadlock (InnoDB's rare gap-lock deadlock is retried by Database.transaction); per-key order
-      // holds within a partition, and a fact does not depend on the order of its events.
-      partitionsConcurrently: 3,
-      // What one fetch brings from a partition (up to 4 MiB, some 8,000 payment events) is one
-      // transaction: the round trips and the aggregate rows written are per batch, so bigger batches
-      // cost less per event.
-      maxBytesPerPartition: 4 << 20,
-      maxBatchSize: 10_000,
-      applyBatch: (events, manager) =>
-        ingest(
-          manager,
-          db.kind,
-          events.map(({ topic, event }) => toFactEvent(topic, event)),
-        ),
-    }),
-  ]);
+export function analyticsConsumer(events: ServiceEvents, kind: DatabaseKind): Promise<Subscription> {
+  return events.consumeBatch({
+    topics: schemasOf([TOPICS.paymentCreated, TOPICS.paymentSuccess, TOPICS.paymentCompleted, TOPICS.paymentFailed, TOPICS.paymentRefunded]),
+    // A few batches at once, so that one is parsed while another waits on the database. They lock
+    // facts, then days, then books, each in key order, so they wait for each other rather than
+    // deadlock (InnoDB's rare gap-lock deadlock is retried by Database.transaction); per-key order
+    // holds within a partition, and a fact does not depend on the order of its events.
+    partitionsConcurrently: 3,
+    // What one fetch brings from a partition (up to 4 MiB, some 8,000 payment events) is one
+    // transaction: the round trips and the aggregate rows written are per batch, so bigger batches
+    // cost less per event.
+    maxBytesPerPartition: 4 << 20,
+    maxBatchSize: 10_000,
+    applyBatch: (batch, manager) =>
+      ingest(
+        manager,
+        kind,
+        batch.map(({ topic, event }) => toFactEvent(topic, event)),
+      ),
+  });
 }

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
 import { In } from 'typeorm';
-import { ProcessedEvent } from '../../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS } from '../../platform/events/topics';
-import { ANALYTICS_CONSUMER_GROUP } from './events';
 import { checkout, createBook, paymentWhen } from '../../test/commerce';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 
@@ -58,7 +57,7 @@ it('counts a real purchase once, whatever is redelivered or reported again by th
   // Each copy follows its exact redelivery on the same partition: once all are recorded, all were seen.
   const analyticsDb = stack.services.analytics!.db;
   const awaited = [...copies.map((c) => JSON.parse(c.value).eventId as string), legacy.eventId];
-  await waitFor(async () => (await analyticsDb.manager.count(ProcessedEvent, { where: { consumer: ANALYTICS_CONSUMER_GROUP, eventId: In(awaited) } })) === awaited.length, {
+  await waitFor(async () => (await analyticsDb.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('analytics'), eventId: In(awaited) } })) === awaited.length, {
     what: 'the copies and the legacy event to be ingested',
   });
   expect(await dashboard()).toEqual(expected);

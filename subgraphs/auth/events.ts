@@ -1,24 +1,23 @@
-/** What the auth service consumes: `user-deleted` ends the account and its sessions (announced as `sessions-revoked`). */
-import type { Database } from '../../platform/database';
-import type { EventBus, Subscription } from '../../platform/events/bus';
-import { consume } from '../../platform/events/consumer';
-import { TOPICS, UserDeletedEvent } from '../../platform/events/topics';
-import type { Logger } from '../../platform/logger';
-import type { AuthService } from './service';
+/**
+ * What the auth service publishes (`sessions-revoked`, whenever sessions end, so every token
+ * verifier refuses their tokens) and consumes (`user-deleted`, which ends the account and its sessions).
+ */
+import type { EntityManager } from 'typeorm';
+import type { Subscription } from '../../platform/events/bus';
+import { enqueueEvent } from '../../platform/events/outbox';
+import { TOPICS } from '../../platform/events/topics';
+import type { ServiceEvents } from '../../rest-compat/service';
 
-export const AUTH_CONSUMER_GROUP = 'auth-service';
+/** What the consumer has done: the auth service's (declared here, so this file imports no service). */
+export interface AuthEffects {
+  removeAccount(manager: EntityManager, userId: string): Promise<void>;
+}
 
-export function subscribeAuthEvents(bus: EventBus, db: Database, logger: Logger, service: AuthService, published: () => void): Promise<Subscription[]> {
-  return Promise.all([
-    consume({
-      bus,
-      db,
-      logger,
-      groupId: AUTH_CONSUMER_GROUP,
-      topic: TOPICS.userDeleted,
-      schema: UserDeletedEvent,
-      apply: (event, manager) => service.removeAccount(manager, event.userId.toLowerCase()),
-      afterCommit: published,
-    }),
-  ]);
+/** `sessionIds` empty: every session of the user, its tokens issued up to `at`. */
+export function publishSessionsRevoked(manager: EntityManager, userId: string, sessionIds: string[], at: Date): Promise<void> {
+  return enqueueEvent(manager, TOPICS.sessionsRevoked, userId, { userId, sessionIds }, at);
+}
+
+export function authConsumers(events: ServiceEvents, auth: AuthEffects): Promise<Subscription>[] {
+  return [events.consume({ topic: TOPICS.userDeleted, apply: (event, manager) => auth.removeAccount(manager, event.userId.toLowerCase()) })];
 }

@@ -63,8 +63,6 @@ export class AuthService {
     private readonly profiles: ProfileDirectory,
     private readonly throttle: LoginThrottle,
     private readonly logger: Logger,
-    /** Runs after a transaction that enqueued events committed (wakes the outbox relay). */
-    private readonly published: () => void,
   ) {}
 
   async register(request: RegisterRequestDto, role: Role = 'USER'): Promise<RegisterResponseDto> {
@@ -126,24 +124,22 @@ export class AuthService {
       revokedAt: null,
       revokeReason: null,
     });
-    const replaced = await this.db.transaction(async (manager) => {
+    await this.db.transaction(async (manager) => {
       // Logins of one account take turns on its row (MySQL; SQLite runs one write transaction at a
       // time anyway), so concurrent logins from one device each see, and end, the session before.
       await manager.findOne(Account, { where: { id: account.id }, ...forUpdate(this.db) });
       // A new login from the same device replaces that device's earlier session.
-      const ended = await revokeSessions(manager, { userId: account.id, deviceId: request.deviceId }, 'DEVICE_RELOGIN');
+      await revokeSessions(manager, { userId: account.id, deviceId: request.deviceId }, 'DEVICE_RELOGIN');
       await manager.insert(Session, session);
       await this.storeRefreshToken(manager, session.id, refreshToken);
-      return ended.length > 0;
     });
-    if (replaced) this.published();
     return this.tokens(account, session.id, refreshToken);
   }
 
   async refresh(presented: string): Promise<LoginResponseDto> {
     const tokenHash = hashRefreshToken(presented);
     const outcome = await this.db.transaction(async (manager) => {
-      const refused = { ok: false as const, revoked: false };
+      const refused = { ok: false as const };
       const token = await manager.findOne(RefreshToken, { where: { tokenHash } });
       if (!token) return refused;
       const session = await manager.findOne(Session, { where: { id: token.sessionId } });
@@ -157,7 +153,7 @@ export class AuthService {
         // A rotated-out token presented again later means it leaked: the whole session ends.
         await revokeSessions(manager, { userId: session.userId, id: session.id }, 'REFRESH_TOKEN_REUSE');
         this.logger.warn({ sessionId: session.id, userId: session.userId }, 'refresh token reuse; session revoked');
-        return { ok: false as const, revoked: true };
+        return refused;
       }
       const account = await manager.findOne(Account, { where: { id: session.userId } });
       if (!account || account.status !== 'ACTIVE') return refused;
@@ -166,10 +162,7 @@ export class AuthService {
       await this.storeRefreshToken(manager, session.id, next);
       return { ok: true as const, account, sessionId: session.id, next };
     });
-    if (!outcome.ok) {
-      if (outcome.revoked) this.published();
-      throw invalidRefreshToken();
-    }
+    if (!outcome.ok) throw invalidRefreshToken();
     return this.tokens(outcome.account, outcome.sessionId, outcome.next);
   }
 
@@ -179,8 +172,7 @@ export class AuthService {
     if (!token) return;
     const session = await this.db.manager.findOne(Session, { where: { id: token.sessionId }, select: { id: true, userId: true } });
     if (!session) return;
-    const ended = await this.db.transaction((manager) => revokeSessions(manager, { userId: session.userId, id: session.id }, 'LOGOUT'));
-    if (ended.length > 0) this.published();
+    await this.db.transaction((manager) => revokeSessions(manager, { userId: session.userId, id: session.id }, 'LOGOUT'));
   }
 
   /** The profile is gone: the account can no longer log in, and every token of the user is refused from now on. */

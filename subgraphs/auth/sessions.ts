@@ -6,11 +6,10 @@
 import { In, IsNull, MoreThan, MoreThanOrEqual, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import type { RevokedSessionDto } from '../../platform/contracts/sessions';
 import type { Database } from '../../platform/database';
-import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
-import { TOPICS, type SessionsRevokedEvent } from '../../platform/events/topics';
 import { isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import { Account, Session } from './entities';
+import { publishSessionsRevoked } from './events';
 
 export type RevokeReason = 'LOGOUT' | 'LOGOUT_ALL' | 'REFRESH_TOKEN_REUSE' | 'DEVICE_RELOGIN' | 'ENDED' | 'ENDED_BY_ADMIN' | 'USER_DELETED';
 
@@ -42,10 +41,7 @@ export async function revokeSessions(
   const active = await manager.find(Session, { where: { ...where, revokedAt: IsNull() }, select: { id: true } });
   const ids = active.map((session) => session.id);
   if (ids.length > 0) await manager.update(Session, { id: In(ids), revokedAt: IsNull() }, { revokedAt: now, revokeReason: reason });
-  if (ids.length > 0 || options.everySession) {
-    const event: SessionsRevokedEvent = { ...eventEnvelope('SessionsRevokedEvent', now), userId: where.userId, sessionIds: options.everySession ? [] : ids };
-    await enqueueEvent(manager, TOPICS.sessionsRevoked, where.userId, event);
-  }
+  if (ids.length > 0 || options.everySession) await publishSessionsRevoked(manager, where.userId, options.everySession ? [] : ids, now);
   return ids;
 }
 
@@ -54,8 +50,6 @@ export class SessionDirectory {
     private readonly db: Database,
     /** Sessions unused this long have no live refresh token left. */
     private readonly refreshTokenTtlMs: number,
-    /** Runs after a transaction that enqueued events committed (wakes the outbox relay). */
-    private readonly published: () => void,
   ) {}
 
   /** The user's active sessions, most recently used first; `currentSessionId` marks the caller's own. */
@@ -90,7 +84,6 @@ export class SessionDirectory {
   async end(principal: Principal, sessionId: string): Promise<void> {
     const ended = await this.db.transaction((manager) => revokeSessions(manager, { userId: principal.userId, id: sessionId }, 'ENDED'));
     if (ended.length === 0) throw sessionNotFound(sessionId);
-    this.published();
   }
 
   /** Ends every session of the user: the user (logout-all) or an ADMIN. Resolves with how many were active. */
@@ -99,7 +92,6 @@ export class SessionDirectory {
     if (principal.userId !== userId) await this.requireAccount(userId);
     const reason = principal.userId === userId ? 'LOGOUT_ALL' : 'ENDED_BY_ADMIN';
     const ended = await this.db.transaction((manager) => revokeSessions(manager, { userId }, reason));
-    if (ended.length > 0) this.published();
     return ended.length;
   }
 

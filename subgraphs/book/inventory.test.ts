@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { ProcessedEvent } from '../../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS } from '../../platform/events/topics';
 import { checkout, createBook } from '../../test/commerce';
 import { orderCancelledEvent, orderCreatedEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { OrderStock } from './entities';
-import { BOOK_CONSUMER_GROUP } from './inventory';
 
 let stack: Stack;
 let adminBearer: string;
@@ -43,7 +42,7 @@ async function payAndWaitForOrder(bearer: string, payment: { paymentId: string; 
 
 /** Resolves once the book service has recorded `eventId` as applied. */
 const applied = (eventId: string) =>
-  waitFor(() => bookDb().manager.findOne(ProcessedEvent, { where: { consumer: BOOK_CONSUMER_GROUP, eventId } }), { what: `event ${eventId} applied by the book service` });
+  waitFor(() => bookDb().manager.findOne(ProcessedEvent, { where: { consumer: consumerGroupOf('book'), eventId } }), { what: `event ${eventId} applied by the book service` });
 
 async function publish(topic: string, key: string, event: object) {
   await stack.bus.publish([{ topic, key, value: JSON.stringify(event) }]);

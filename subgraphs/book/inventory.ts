@@ -14,13 +14,9 @@
 import { Counter, type Registry } from 'prom-client';
 import type { EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
-import type { EventBus, Subscription } from '../../platform/events/bus';
-import { consume } from '../../platform/events/consumer';
-import { OrderCancelledEvent, OrderCreatedEvent, TOPICS, type EventItem } from '../../platform/events/topics';
+import type { EventItem, OrderCancelledEvent, OrderCreatedEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { Book, OrderStock } from './entities';
-
-export const BOOK_CONSUMER_GROUP = 'book-service';
 
 /** Quantities per book, an order listing a book twice counted once. */
 function quantities(items: readonly EventItem[]): Map<string, number> {
@@ -94,13 +90,5 @@ export class Inventory {
       }
       await manager.update(OrderStock, { orderId, bookId: line.bookId }, { returned: true });
     }
-  }
-
-  subscribe(bus: EventBus): Promise<Subscription[]> {
-    const common = { bus, db: this.db, logger: this.logger, groupId: BOOK_CONSUMER_GROUP };
-    return Promise.all([
-      consume({ ...common, topic: TOPICS.orderCreated, schema: OrderCreatedEvent, apply: (event, manager) => this.orderCreated(manager, event) }),
-      consume({ ...common, topic: TOPICS.orderCancelled, schema: OrderCancelledEvent, apply: (event, manager) => this.orderCancelled(manager, event) }),
-    ]);
   }
 }

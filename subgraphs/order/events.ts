@@ -1,37 +1,41 @@
 /**
- * What the order service consumes: `payment-success` creates the order, `payment-refunded` refunds
- * it, `payment-refund-failed` shows an admin that its refund waits for them.
+ * What the order service publishes (`order-created` for each order made, `order-cancelled` for each
+ * cancel, both through the outbox) and consumes: `payment-success` creates the order,
+ * `payment-refunded` refunds it, `payment-refund-failed` shows an admin that its refund waits for them.
  */
-import type { Database } from '../../platform/database';
-import type { EventBus, Subscription } from '../../platform/events/bus';
-import { consume } from '../../platform/events/consumer';
-import { PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent, TOPICS } from '../../platform/events/topics';
-import type { Logger } from '../../platform/logger';
-import type { OrderService } from './service';
+import type { EntityManager } from 'typeorm';
+import type { Subscription } from '../../platform/events/bus';
+import { enqueueEvent } from '../../platform/events/outbox';
+import { TOPICS, type EventItem, type PaymentRefundFailedEvent, type PaymentRefundedEvent, type PaymentSuccessEvent } from '../../platform/events/topics';
+import type { ServiceEvents } from '../../rest-compat/service';
+import type { Order } from './entities';
 
-export const ORDER_CONSUMER_GROUP = 'order-service';
+/** What the consumers have done: the order service's (declared here, so this file imports no service). */
+export interface OrderEffects {
+  createFromPayment(manager: EntityManager, event: PaymentSuccessEvent): Promise<void>;
+  markRefunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void>;
+  markRefundFailed(manager: EntityManager, event: PaymentRefundFailedEvent): Promise<void>;
+}
 
-export function subscribeOrderEvents(bus: EventBus, db: Database, logger: Logger, service: OrderService): Promise<Subscription[]> {
-  const common = { bus, db, logger, groupId: ORDER_CONSUMER_GROUP };
-  return Promise.all([
-    consume({
-      ...common,
-      topic: TOPICS.paymentSuccess,
-      schema: PaymentSuccessEvent,
-      apply: (event, manager) => service.createFromPayment(manager, event),
-      afterCommit: () => service.eventsCommitted(),
-    }),
-    consume({
-      ...common,
-      topic: TOPICS.paymentRefunded,
-      schema: PaymentRefundedEvent,
-      apply: (event, manager) => service.markRefunded(manager, event),
-    }),
-    consume({
-      ...common,
-      topic: TOPICS.paymentRefundFailed,
-      schema: PaymentRefundFailedEvent,
-      apply: (event, manager) => service.markRefundFailed(manager, event),
-    }),
-  ]);
+export function publishOrderCreated(manager: EntityManager, order: Order, items: EventItem[], totalAmount: number): Promise<void> {
+  return enqueueEvent(manager, TOPICS.orderCreated, order.id, {
+    orderId: order.id,
+    paymentId: order.paymentId,
+    userId: order.userId,
+    totalAmount,
+    items,
+    status: order.status,
+  });
+}
+
+export function publishOrderCancelled(manager: EntityManager, order: Order, items: EventItem[]): Promise<void> {
+  return enqueueEvent(manager, TOPICS.orderCancelled, order.id, { orderId: order.id, paymentId: order.paymentId, userId: order.userId, items });
+}
+
+export function orderConsumers(events: ServiceEvents, orders: OrderEffects): Promise<Subscription>[] {
+  return [
+    events.consume({ topic: TOPICS.paymentSuccess, apply: (event, manager) => orders.createFromPayment(manager, event) }),
+    events.consume({ topic: TOPICS.paymentRefunded, apply: (event, manager) => orders.markRefunded(manager, event) }),
+    events.consume({ topic: TOPICS.paymentRefundFailed, apply: (event, manager) => orders.markRefundFailed(manager, event) }),
+  ];
 }

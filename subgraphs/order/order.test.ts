@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
-import { ProcessedEvent } from '../../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS, type PaymentSuccessEvent } from '../../platform/events/topics';
 import { paymentRefundFailedEvent, paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
-import { ORDER_CONSUMER_GROUP } from './events';
 
 let stack: Stack;
 let observer: Subscription;
@@ -298,7 +297,7 @@ describe('POST /api/orders/{id}/cancel', () => {
     // The two topics are not ordered: a refusal read after the refund does not undo it.
     const late = { ...refused, eventId: randomUUID() };
     await publish(TOPICS.paymentRefundFailed, late);
-    const handled = () => stack.services.order!.db.manager.count(ProcessedEvent, { where: { consumer: ORDER_CONSUMER_GROUP, eventId: late.eventId } });
+    const handled = () => stack.services.order!.db.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('order'), eventId: late.eventId } });
     await waitFor(async () => (await handled()) === 1, { what: 'the late refusal to be handled' });
     expect(await refundStatus()).toBe('REFUNDED');
     expect((await orders().get(`/api/orders/${order.orderId}`).set('Authorization', buyer.bearer)).body).toMatchObject({ status: 'CANCELLED', refundStatus: 'REFUNDED' });

@@ -14,19 +14,12 @@ import { randomUUID } from 'node:crypto';
 import { In, Not, type EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
 import { fromCents, toCents } from '../../platform/money';
-import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
-import {
-  TOPICS,
-  type OrderCancelledEvent,
-  type OrderCreatedEvent,
-  type PaymentRefundFailedEvent,
-  type PaymentRefundedEvent,
-  type PaymentSuccessEvent,
-} from '../../platform/events/topics';
+import type { PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import { ORDER_STATUSES, Order, OrderItem, RefundedPayment, type OrderStatus, type RefundStatus } from './entities';
+import { publishOrderCancelled, publishOrderCreated } from './events';
 
 export interface OrderItemResponse {
   bookId: string;
@@ -94,7 +87,6 @@ export class OrderService {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
-    private readonly onEventsCommitted: () => void,
   ) {}
 
   private async withItems(orders: Order[]): Promise<OrderResponse[]> {
@@ -187,7 +179,6 @@ export class OrderService {
       if (!CANCELLABLE.includes(current.status)) throw conflict(`Order cannot be cancelled in status: ${current.status}`, 'ORDER_NOT_CANCELLABLE');
       return this.moveTo(manager, current, 'CANCELLED');
     });
-    this.onEventsCommitted();
     return (await this.withItems([order]))[0];
   }
 
@@ -202,14 +193,7 @@ export class OrderService {
     if (result.affected !== 1) throw conflict(`Order ${current.id} changed meanwhile; read it again`, 'INVALID_ORDER_TRANSITION');
     if (status === 'CANCELLED') {
       const items = await manager.find(OrderItem, { where: { orderId: current.id } });
-      const cancelled: OrderCancelledEvent = {
-        ...eventEnvelope('OrderCancelledEvent'),
-        orderId: current.id,
-        paymentId: current.paymentId,
-        userId: current.userId,
-        items: toResponse(current, items).items,
-      };
-      await enqueueEvent(manager, TOPICS.orderCancelled, current.id, cancelled);
+      await publishOrderCancelled(manager, current, toResponse(current, items).items);
       this.logger.info({ orderId: current.id, paymentId: current.paymentId }, 'order cancelled');
     }
     return manager.findOneOrFail(Order, { where: { id: current.id } });
@@ -225,7 +209,6 @@ export class OrderService {
       }
       return this.moveTo(manager, current, status);
     });
-    if (status === 'CANCELLED') this.onEventsCommitted();
     return (await this.withItems([order]))[0];
   }
 
@@ -264,16 +247,7 @@ export class OrderService {
         position,
       })),
     );
-    const created: OrderCreatedEvent = {
-      ...eventEnvelope('OrderCreatedEvent'),
-      orderId: order.id,
-      paymentId,
-      userId: order.userId,
-      totalAmount: event.amount,
-      items: event.items,
-      status: order.status,
-    };
-    await enqueueEvent(manager, TOPICS.orderCreated, order.id, created);
+    await publishOrderCreated(manager, order, event.items, event.amount);
     this.logger.info({ orderId: order.id, paymentId }, 'order created');
   }
 
@@ -298,9 +272,5 @@ export class OrderService {
   async markRefundFailed(manager: EntityManager, event: PaymentRefundFailedEvent): Promise<void> {
     await manager.update(Order, { id: event.orderId.toLowerCase(), refundStatus: Not('REFUNDED') }, { refundStatus: 'FAILED', updatedAt: new Date() });
     this.logger.warn({ orderId: event.orderId, paymentId: event.paymentId, reason: event.reason }, 'the refund of a cancelled order failed; it waits for an admin');
-  }
-
-  eventsCommitted(): void {
-    this.onEventsCommitted();
   }
 }

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
-import { ProcessedEvent } from '../../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS, type OrderCancelledEvent } from '../../platform/events/topics';
 import { checkout, createBook, paymentWhen, type CatalogueBook } from '../../test/commerce';
 import { orderCancelledEvent } from '../../test/event-fixtures';
 import { graphql } from '../../test/graphql';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
-import { PAYMENT_CONSUMER_GROUP } from './events';
 
 let stack: Stack;
 let admin: Awaited<ReturnType<typeof adminSession>>;
@@ -31,7 +30,7 @@ const refundsOf = (intentId: string) =>
   sim()
     .refunds()
     .filter((refund) => refund.payment_intent === intentId);
-const handled = (eventId: string) => stack.services.payment!.db.manager.count(ProcessedEvent, { where: { consumer: PAYMENT_CONSUMER_GROUP, eventId } });
+const handled = (eventId: string) => stack.services.payment!.db.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('payment'), eventId } });
 
 const cancelledEvent = (paymentId: string, userId: string) =>
   orderCancelledEvent({ paymentId, userId, items: [{ bookId: novel.id, bookTitle: 'Emma', quantity: 1, price: 14.5 }] });

@@ -79,7 +79,6 @@ export class Refunds {
     private readonly db: Database,
     private readonly provider: PaymentProvider,
     private readonly logger: Logger,
-    private readonly onEventsCommitted: () => void,
   ) {}
 
   /** `order-cancelled`: the paid payment is refunded in full, once, whatever the deliveries. */
@@ -176,7 +175,6 @@ export class Refunds {
       return true;
     });
     if (parked) {
-      this.onEventsCommitted();
       // Error level: money owed to a customer now waits for a person; nothing retries it by itself.
       this.logger.error({ err: refusal.cause, orderId: refund.orderId, paymentId: refund.paymentId, refundId: refund.id, code: refusal.code }, REFUND_PARKED_ALERT);
     }

@@ -81,7 +81,6 @@ export class PaymentService {
     private readonly directory: CheckoutDirectory,
     private readonly currency: string,
     private readonly logger: Logger,
-    private readonly onEventsCommitted: () => void,
   ) {}
 
   async checkout(principal: Principal, request: CreateCheckoutRequest): Promise<PaymentResponse> {
@@ -187,10 +186,7 @@ export class PaymentService {
       await publishPaymentCreated(manager, payment, items);
       return true;
     });
-    if (attached) {
-      this.logger.info({ paymentId: payment.id, paymentIntentId: intent.id }, 'checkout created');
-      this.onEventsCommitted();
-    }
+    if (attached) this.logger.info({ paymentId: payment.id, paymentIntentId: intent.id }, 'checkout created');
     Object.assign(payment, { paymentIntentId: intent.id, clientSecret: intent.clientSecret });
   }
 
@@ -273,6 +269,5 @@ export class PaymentService {
       const items = await manager.find(PaymentItem, { where: { paymentId: id } });
       await publishPaymentSuccess(manager, payment, items, payment.paidAt ?? payment.updatedAt);
     });
-    this.onEventsCommitted();
   }
 }

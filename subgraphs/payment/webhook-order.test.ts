@@ -9,12 +9,11 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { In } from 'typeorm';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
-import { ProcessedEvent } from '../../platform/events/consumer';
+import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS } from '../../platform/events/topics';
 import { checkout, createBook, paymentWhen, sendSignedWebhook, type CatalogueBook } from '../../test/commerce';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import type { StripeEvent } from '../../simulators/stripe/simulator';
-import { ANALYTICS_CONSUMER_GROUP } from '../analytics/events';
 
 let stack: Stack;
 let observer: Subscription;
@@ -102,7 +101,7 @@ it('leaves a payment refunded before its success REFUNDED, with no order and no 
   // Analytics has read the refund and the later sale: only the later sale is revenue, nothing was refunded from it.
   const analyticsDb = stack.services.analytics!.db;
   const awaited = [...eventsOf(TOPICS.paymentRefunded, payment.paymentId), ...eventsOf(TOPICS.paymentSuccess, later.paymentId)].map((m) => JSON.parse(m.value).eventId as string);
-  await waitFor(async () => (await analyticsDb.manager.count(ProcessedEvent, { where: { consumer: ANALYTICS_CONSUMER_GROUP, eventId: In(awaited) } })) === awaited.length, {
+  await waitFor(async () => (await analyticsDb.manager.count(ProcessedEvent, { where: { consumer: consumerGroupOf('analytics'), eventId: In(awaited) } })) === awaited.length, {
     what: 'analytics to ingest the refund and the later sale',
   });
   const analytics = (path: string) => request(stack.urls.analytics).get(`/analytics/${path}`).set('Authorization', admin.bearer);

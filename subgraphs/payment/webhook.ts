@@ -115,7 +115,6 @@ export class WebhookHandler {
     private readonly db: Database,
     private readonly provider: PaymentProvider,
     private readonly logger: Logger,
-    private readonly onEventsCommitted: () => void,
   ) {}
 
   async receive(rawBody: Buffer, signature: string | undefined): Promise<void> {
@@ -132,7 +131,6 @@ export class WebhookHandler {
       if (!isUniqueViolation(error) || !(await this.db.manager.findOne(ProviderEvent, { where: { id: event.id } }))) throw error;
       outcome = 'DUPLICATE';
     }
-    if (outcome === 'APPLIED') this.onEventsCommitted();
     this.logger.info({ providerEventId: event.id, type: event.type, outcome }, 'provider event received');
   }
 

@@ -5,14 +5,13 @@
 import { In } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { containsPattern, isUniqueViolation } from '../../platform/database';
-import { enqueueEvent, eventEnvelope } from '../../platform/events/outbox';
-import { TOPICS, type UserDeletedEvent } from '../../platform/events/topics';
 import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { type AppError, badRequest, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import type { CreateUserProfileRequest, ProfileFieldsDto, UserResponseDto } from '../../platform/contracts/profiles';
 import { storedKey } from '../../platform/validation';
 import type { UserRequestDto } from './dto';
 import { UserProfile } from './entities';
+import { publishUserDeleted } from './events';
 
 export function toUserResponse(profile: UserProfile): UserResponseDto {
   return {
@@ -41,10 +40,7 @@ function profileFields(dto: ProfileFieldsDto): Pick<UserProfile, 'firstName' | '
 }
 
 export class UserService {
-  constructor(
-    private readonly db: Database,
-    private readonly onEventsCommitted: () => void,
-  ) {}
+  constructor(private readonly db: Database) {}
 
   async getUser(id: string): Promise<UserResponseDto> {
     const profile = await this.db.manager.findOne(UserProfile, { where: { userId: id } });
@@ -111,10 +107,8 @@ export class UserService {
     await this.db.transaction(async (manager) => {
       const result = await manager.delete(UserProfile, { userId: id });
       if (!result.affected) throw userNotFound(id);
-      const event: UserDeletedEvent = { ...eventEnvelope('UserDeletedEvent'), userId: id };
-      await enqueueEvent(manager, TOPICS.userDeleted, id, event);
+      await publishUserDeleted(manager, id);
     });
-    this.onEventsCommitted();
   }
 
   /**

@@ -6,15 +6,15 @@
  * The process is spawned from the TypeScript sources (see process.ts), so no build is needed.
  * Then the outbox relay's flush on stop on its own: it publishes what is left, bounded in time.
  */
+import { consumerGroupOf } from '../../platform/events/consumer';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { EventBus, Subscription } from '../../platform/events/bus';
 import { MemoryBus } from '../../platform/events/memory-bus';
-import { OutboxEvent, OutboxRelay, enqueueEvent } from '../../platform/events/outbox';
+import { OutboxEvent, OutboxRelay, enqueueMessage } from '../../platform/events/outbox';
 import { TOPICS } from '../../platform/events/topics';
 import { STOP_BOUND_MS } from '../../platform/run';
-import { PAYMENT_CONSUMER_GROUP } from '../../subgraphs/payment/events';
 import { Payment } from '../../subgraphs/payment/entities';
 import { createBook } from '../commerce';
 import { TestDatabases, counterIncremented, makeKafkaBus, orderCreatedEvent, testLogger } from '../event-fixtures';
@@ -123,7 +123,7 @@ it('drains the checkout in flight, refuses new connections, flushes the outbox, 
       const ns = stack.config.eventNamespace;
       const admin = makeKafkaBus({ brokers: stack.config.kafkaBrokers, clientId: 'shutdown-test' });
       try {
-        expect(await admin.uncommitted(`${ns}${PAYMENT_CONSUMER_GROUP}.${TOPICS.orderCreated}`, `${ns}${TOPICS.orderCreated}`)).toBe(0);
+        expect(await admin.uncommitted(`${ns}${consumerGroupOf('payment')}.${TOPICS.orderCreated}`, `${ns}${TOPICS.orderCreated}`)).toBe(0);
       } finally {
         await admin.close();
       }
@@ -140,7 +140,7 @@ it('publishes on stop what the outbox still holds, in order, and only with a flu
     const db = await databases.open('flush_on_stop');
     const relay = new OutboxRelay({ db, bus, logger: testLogger, pollMs: 60_000 });
     // Recorded with no pass to come, as by a request that committed while the server drained.
-    for (let seq = 0; seq < 3; seq++) await db.transaction((manager) => enqueueEvent(manager, 'flushed', `key-${seq}`, counterIncremented('flushed', seq)));
+    for (let seq = 0; seq < 3; seq++) await db.transaction((manager) => enqueueMessage(manager, 'flushed', `key-${seq}`, counterIncremented('flushed', seq)));
     await relay.stop();
     expect(await relay.pending()).toBe(3);
 
@@ -169,7 +169,7 @@ it('gives up a flush the bus does not acknowledge in time, leaving the rows for 
       close: async () => undefined,
     };
     const relay = new OutboxRelay({ db, bus: hanging, logger: testLogger });
-    await db.transaction((manager) => enqueueEvent(manager, 'stuck', 'key', counterIncremented('stuck', 0)));
+    await db.transaction((manager) => enqueueMessage(manager, 'stuck', 'key', counterIncremented('stuck', 0)));
     // The stop returns although the publish it flushed with never settles.
     await relay.stop({ flushMs: 300 });
     expect(publishes).toBe(1);
