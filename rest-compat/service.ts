@@ -12,7 +12,7 @@ import type { Config, ServiceName } from '../platform/config';
 import { openDatabase, type Database, type DatabaseOptions } from '../platform/database';
 import type { EventBus, Subscription } from '../platform/events/bus';
 import { consume, consumeBatch, consumerGroupOf, type BatchConsumerOptions, type TopicConsumerOptions } from '../platform/events/consumer';
-import { OutboxRelay } from '../platform/events/outbox';
+import { OutboxRelay } from '../platform/events/outbox-relay';
 import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import type { Topic } from '../platform/events/topics';
 import { listen, type Listening } from '../platform/http';

@@ -11,7 +11,8 @@ import { currentContext, runInContext } from '../request-context';
 import type { EventBus } from './bus';
 import { consume } from './consumer';
 import { MemoryBus } from './memory-bus';
-import { OutboxRelay, enqueueMessage } from './outbox';
+import { enqueueMessage } from './outbox';
+import { OutboxRelay } from './outbox-relay';
 
 jest.setTimeout(60000);
 

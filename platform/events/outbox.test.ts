@@ -15,7 +15,8 @@ import { runConfig } from '../../test/stack';
 import type { BusMessage, EventBus, SubscribeOptions, Subscription } from './bus';
 import { ProcessedEvent, consume } from './consumer';
 import { MemoryBus } from './memory-bus';
-import { OutboxRelay, enqueueMessage } from './outbox';
+import { enqueueMessage } from './outbox';
+import { OutboxRelay } from './outbox-relay';
 
 jest.setTimeout(120000);
 
