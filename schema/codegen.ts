@@ -30,7 +30,8 @@ export interface CodegenSources {
  * Where a subgraph's resolvers answer one of its service's DTOs that is not the SDL's type (a field
  * resolver computes the rest), or a bare reference to an entity another subgraph resolves: the type
  * that SDL type's resolvers get as parent and return. A DTO that is the SDL's type needs no mapper, so
- * tsc compares it field by field. Paths are from the generated file.
+ * tsc compares it field by field; for a mapped one, resolvers.ts checks it with `MapperCovers`.
+ * Paths are from the generated file.
  */
 const MAPPERS: Record<string, Record<string, string>> = {
   book: { Book: '../../../platform/contracts/books#BookResponseDto' },
