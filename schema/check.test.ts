@@ -140,7 +140,8 @@ describe('the whole check against git history', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Six whole checks, each loading the gateway and generating the types: beside the browser tests on two cores, over 30 s.
+  }, 60_000);
 
   it('fails on a stale committed supergraph', () => {
     const dir = tempRoot();
