@@ -19,7 +19,8 @@ const SUBGRAPHS = readdirSync(new URL('./subgraphs', import.meta.url), { withFil
   .map((entry) => entry.name);
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/', '**/dist/', 'data/', '.cache/', '.tmp/', 'test-results/', 'bench/results/'] },
+  // generated/: GraphQL Code Generator's output (schema/codegen.ts), checked by tsc and `npm run schema:check`.
+  { ignores: ['**/node_modules/', '**/dist/', '**/generated/', 'data/', '.cache/', '.tmp/', 'test-results/', 'bench/results/'] },
 
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,

@@ -12,7 +12,17 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper';
 import DataLoader from 'dataloader';
 import type { RequestHandler } from 'express';
-import { GraphQLError, GraphQLScalarType, Kind, parse, type DocumentNode, type GraphQLFieldResolver, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  GraphQLScalarType,
+  Kind,
+  parse,
+  type DocumentNode,
+  type GraphQLFieldResolver,
+  type GraphQLFormattedError,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+} from 'graphql';
 import { assertRole, bearerToken, type Principal, type TokenVerifier } from './auth';
 import { AppError, unauthenticated, validationFailed } from './errors';
 import { isUuid } from './validation';
@@ -30,7 +40,32 @@ export interface SubgraphContext<L = unknown> {
   loaders: L;
 }
 
-export type SubgraphResolvers<L> = GraphQLResolverMap<SubgraphContext<L>>;
+/** A field resolver, or a `__resolveReference` (reference, context, info), of a subgraph whose context is `C`. */
+type ResolverOf<C> =
+  | ((parent: never, args: never, context: C, info: GraphQLResolveInfo) => unknown)
+  | { resolve: (parent: never, args: never, context: C, info: GraphQLResolveInfo) => unknown }
+  | ((reference: never, context: C, info: GraphQLResolveInfo) => unknown);
+
+/**
+ * A subgraph's resolvers, as its generated `Resolvers` type (subgraphs/<name>/generated/) has checked
+ * them against its SDL; here only that they expect this subgraph's context, for buildSubgraphSchema.
+ */
+export type SubgraphResolvers<L> = Record<string, GraphQLScalarType | Record<string, ResolverOf<SubgraphContext<L>> | undefined> | undefined>;
+
+/** What a field's resolver may return, read off its generated `Resolver` type. */
+type FieldResult<R> = R extends (...args: never[]) => infer T ? Awaited<T> : never;
+
+/**
+ * Compiles only when `Dto`, the type a codegen mapper puts in place of an SDL type in a subgraph's
+ * generated resolver types, can be returned for it: each field of the type's generated resolvers `R`
+ * that no resolver in `Resolved` computes is read off the DTO, so the DTO has it, of a type that
+ * field's resolver may return.
+ */
+export type MapperCovers<
+  R,
+  Dto extends { [K in Exclude<keyof R, Resolved | '__resolveReference' | '__isTypeOf'>]-?: FieldResult<NonNullable<R[K]>> },
+  Resolved extends keyof R = never,
+> = Dto;
 
 export interface SubgraphOptions<L> {
   name: string;

@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { breakingChanges, gatewayLoadProblems, operationProblems, apiSchemaOf, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE } from './check';
-import { composeSubgraphs, projectRoot, readSubgraphs, writeComposition, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
+import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE } from './check';
+import { ADMIN_DOCUMENTS_FILE, committedSources, generatedFiles, generatedStaleness, resolverTypesFile } from './codegen';
+import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, writeComposition, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
 const root = projectRoot();
 const real = () => readSubgraphs(root);
@@ -23,6 +24,15 @@ const withoutMyOrders = () => edited('order', (sdl) => sdl.replace(/\s*"The call
 
 function tempRoot(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'schema-check-'));
+}
+
+/** The admin UI's operations, copied into `dir`, and the types the subgraphs and operations generate there. */
+async function writeGenerated(dir: string, subgraphs: SubgraphSdl[]): Promise<void> {
+  fs.cpSync(path.join(root, 'gateway', 'admin', 'operations'), path.join(dir, 'gateway', 'admin', 'operations'), { recursive: true });
+  for (const { file, content } of await generatedFiles({ root: dir, subgraphs, supergraphSdl: composed(subgraphs).supergraphSdl })) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), content);
+  }
 }
 
 function git(dir: string, ...args: string[]): string {
@@ -90,6 +100,7 @@ describe('the whole check against git history', () => {
     try {
       fs.mkdirSync(path.join(dir, 'schema'));
       writeComposition(dir, composed(real()));
+      await writeGenerated(dir, real());
       git(dir, 'init', '-q');
       git(dir, 'add', '.');
       git(dir, 'commit', '-q', '-m', 'first schema');
@@ -106,6 +117,11 @@ describe('the whole check against git history', () => {
       const broken = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
       expect(broken.ok).toBe(false);
       expect(broken.lines.join('\n')).toMatch(/FAIL breaking changes against commit [0-9a-f]{12}\n {2}FIELD_REMOVED: Query.myOrders was removed./);
+      expect(broken.lines.join('\n')).toMatch(
+        /FAIL generated types are up to date\n {2}subgraphs\/order\/generated\/resolvers-types.ts is stale or missing\n {2}Run `npm run schema:codegen`/,
+      );
+
+      await writeGenerated(dir, withoutMyOrders());
 
       fs.writeFileSync(
         path.join(dir, ACKNOWLEDGED_FILE),
@@ -124,7 +140,8 @@ describe('the whole check against git history', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Six whole checks, each loading the gateway and generating the types: beside the browser tests on two cores, over 30 s.
+  }, 60_000);
 
   it('fails on a stale committed supergraph', () => {
     const dir = tempRoot();
@@ -186,6 +203,47 @@ describe('admin UI operations', () => {
         'gateway/admin/operations/stale.graphql: Cannot query field "shippingAddress" on type "Order".',
         'gateway/admin/operations/unknown.graphql: Unknown fragment "Missing".',
         'gateway/admin/operations/fragments.graphql: fragment Spare is spread by no operation',
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('generated types', () => {
+  it('are committed as the subgraphs and the admin UI operations generate them now', async () => {
+    const files = await generatedFiles(committedSources(root));
+    expect(files.map(({ file }) => file).sort()).toEqual([ADMIN_DOCUMENTS_FILE, ...real().map((subgraph) => resolverTypesFile(subgraph.name))].sort());
+    expect(generatedStaleness(root, files)).toEqual([]);
+  });
+
+  it("name a subgraph's resolver types that its schema change leaves stale", async () => {
+    const files = await generatedFiles({ root, subgraphs: withoutMyOrders(), supergraphSdl: composed(withoutMyOrders()).supergraphSdl });
+    expect(generatedStaleness(root, files)).toEqual(['subgraphs/order/generated/resolvers-types.ts is stale or missing', 'Run `npm run schema:codegen` and commit the result.']);
+  });
+
+  it('fail, naming the file and the scalar, on a custom scalar the generator has no TypeScript type for', async () => {
+    const subgraphs = edited('book', (sdl) => sdl.replace('scalar Money\n', 'scalar Money\nscalar Isbn\n').replace('  isbn: String!\n', '  isbn: Isbn!\n'));
+    const result = await generatedTypesProblems(root, composed(subgraphs));
+    expect(result.problems).toEqual([
+      'GraphQL Code Generator failed: subgraphs/book/generated/resolvers-types.ts: Unknown scalar type Isbn. Please override it using the "scalars" configuration field!',
+    ]);
+  });
+
+  it("name the admin UI's typed documents when an operation changes, and the ones missing", async () => {
+    const dir = tempRoot();
+    try {
+      await writeGenerated(dir, real());
+      const operation = path.join(dir, 'gateway', 'admin', 'operations', 'orders.graphql');
+      fs.writeFileSync(operation, fs.readFileSync(operation, 'utf8').replace('    status\n', '    status\n    refundStatus\n'));
+      fs.rmSync(path.join(dir, resolverTypesFile('auth')));
+
+      const files = await generatedFiles({ root: dir, subgraphs: real(), supergraphSdl: composed(real()).supergraphSdl });
+      expect(files.find(({ file }) => file === ADMIN_DOCUMENTS_FILE)?.content).toMatch(/status: OrderStatus, refundStatus: OrderRefundStatus \| null/);
+      expect(generatedStaleness(dir, files)).toEqual([
+        'subgraphs/auth/generated/resolvers-types.ts is stale or missing',
+        `${ADMIN_DOCUMENTS_FILE} is stale or missing`,
+        'Run `npm run schema:codegen` and commit the result.',
       ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -2,13 +2,13 @@
  * `npm run schema:check`: a schema registry's checks without a registry. Fails when a subgraph no
  * longer composes, when the committed supergraph (or a subgraph copy) is stale, when the gateway
  * cannot load it, when the client-facing API schema breaks against the base version without an
- * acknowledgement, or when an admin UI operation no longer validates.
+ * acknowledgement, when an admin UI operation no longer validates, or when a generated type file
+ * (resolver types, the admin UI's typed documents: schema/codegen.ts) differs from what the schemas generate.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApolloGateway } from '@apollo/gateway';
-import { Supergraph } from '@apollo/federation-internals';
 import {
   findBreakingChanges,
   findDangerousChanges,
@@ -26,7 +26,8 @@ import {
 } from 'graphql';
 import { loadSchemaCheckConfig } from '../platform/config';
 import { operationLimitProblems } from '../platform/query-limits';
-import { composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
+import { generatedFiles, generatedStaleness } from './codegen';
+import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
 export const ACKNOWLEDGED_FILE = 'schema/acknowledged-breaking-changes.json';
 export const OPERATIONS_DIR = 'gateway/admin/operations';
@@ -68,11 +69,6 @@ export async function gatewayLoadProblems(supergraphSdl: string): Promise<string
   } finally {
     await gateway.stop().catch(() => undefined);
   }
-}
-
-/** What clients see: the supergraph without federation machinery or @inaccessible parts. */
-export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
-  return Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema();
 }
 
 export function readAcknowledged(root: string): Acknowledgement[] {
@@ -209,6 +205,16 @@ export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: s
   return { files: files.length, problems };
 }
 
+/** (f) The committed generated type files, compared with what the subgraphs and the fresh supergraph generate. */
+export async function generatedTypesProblems(root: string, composition: Extract<Composition, { ok: true }>): Promise<{ files: number; problems: string[] }> {
+  try {
+    const files = await generatedFiles({ root, subgraphs: composition.subgraphs, supergraphSdl: composition.supergraphSdl });
+    return { files: files.length, problems: generatedStaleness(root, files) };
+  } catch (error) {
+    return { files: 0, problems: [`GraphQL Code Generator failed: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+}
+
 export interface CheckResult {
   ok: boolean;
   /** Human-readable lines; failures start with "FAIL". */
@@ -259,6 +265,10 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
   const operations = operationProblems(root, apiSchemaOf(composition.supergraphSdl));
   if (operations.problems.length > 0) fail(`admin UI operations validate (${OPERATIONS_DIR})`, operations.problems);
   else lines.push(`ok   ${operations.files} admin UI operation file(s) validate`);
+
+  const generated = await generatedTypesProblems(root, composition);
+  if (generated.problems.length > 0) fail('generated types are up to date', generated.problems);
+  else lines.push(`ok   ${generated.files} generated type file(s) are up to date`);
 
   return { ok, lines };
 }

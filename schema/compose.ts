@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { composeServices } from '@apollo/composition';
-import { GraphQLError, parse, type DocumentNode } from 'graphql';
+import { Supergraph } from '@apollo/federation-internals';
+import { GraphQLError, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { DEFAULT_PORTS, type ServiceName } from '../platform/config';
 
 export interface SubgraphSource {
@@ -76,6 +77,11 @@ export function composeSubgraphs(subgraphs: SubgraphSdl[]): Composition {
   }
   const hints = result.hints.map((hint) => `${hint.definition.code}: ${hint.message}`);
   return { ok: true, supergraphSdl: `${result.supergraphSdl.trimEnd()}\n`, hints, subgraphs };
+}
+
+/** What clients see: the supergraph without federation machinery or @inaccessible parts. */
+export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
+  return Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema();
 }
 
 /** Writes the supergraph and the subgraph copies; answers the files written, relative to the root. */

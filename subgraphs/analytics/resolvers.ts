@@ -1,8 +1,9 @@
 /** GraphQL resolvers of the analytics subgraph, as thin as routes.ts: every figure is ADMIN only. */
 import type DataLoader from 'dataloader';
-import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseOptionalDate } from '../../platform/validation';
+import type { QueryOrderReportArgs, QueryRevenueReportArgs, Resolvers, TopBookResolvers } from './generated/resolvers-types';
 import { resolveRange, type AnalyticsService, type TopBookItem } from './service';
 
 export interface AnalyticsLoaders {
@@ -10,7 +11,10 @@ export interface AnalyticsLoaders {
 }
 
 type Ctx = SubgraphContext<AnalyticsLoaders>;
-type RangeArgs = { from?: string | null; to?: string | null };
+type RangeArgs = QueryRevenueReportArgs | QueryOrderReportArgs;
+
+/** The DTO the generated types put in place of the SDL's TopBook (schema/codegen.ts) has every field but `book`. */
+export type AnalyticsMappers = [MapperCovers<TopBookResolvers, TopBookItem, 'book'>];
 
 /** The same 400 rules as the REST query string. */
 const range = (args: RangeArgs) => resolveRange(parseOptionalDate(args.from ?? undefined, 'from'), parseOptionalDate(args.to ?? undefined, 'to'));
@@ -24,22 +28,22 @@ export function analyticsLoaders(service: AnalyticsService): (principal: Princip
   });
 }
 
-export function analyticsResolvers(service: AnalyticsService): SubgraphResolvers<AnalyticsLoaders> {
+export function analyticsResolvers(service: AnalyticsService): Resolvers<Ctx> {
   return {
     Money: MoneyScalar,
     Query: {
-      dashboard: (_: unknown, __: unknown, ctx: Ctx) => service.dashboard(requireAuth(ctx)),
-      revenueReport: (_: unknown, args: RangeArgs, ctx: Ctx) => service.revenue(requireAuth(ctx), range(args)),
-      orderReport: (_: unknown, args: RangeArgs, ctx: Ctx) => service.orders(requireAuth(ctx), range(args)),
-      bookReport: (_: unknown, __: unknown, ctx: Ctx) => service.books(requireAuth(ctx)),
-      paymentReport: (_: unknown, __: unknown, ctx: Ctx) => service.payments(requireAuth(ctx)),
+      dashboard: (_, __, ctx) => service.dashboard(requireAuth(ctx)),
+      revenueReport: (_, args, ctx) => service.revenue(requireAuth(ctx), range(args)),
+      orderReport: (_, args, ctx) => service.orders(requireAuth(ctx), range(args)),
+      bookReport: (_, __, ctx) => service.books(requireAuth(ctx)),
+      paymentReport: (_, __, ctx) => service.payments(requireAuth(ctx)),
     },
     TopBook: {
-      book: (top: TopBookItem) => ({ __typename: 'Book', id: top.bookId }),
+      book: (top) => ({ __typename: 'Book', id: top.bookId }),
     },
     Book: {
-      __resolveReference: (reference: { id: string }) => ({ id: reference.id }),
-      sales: async (book: { id: string }, _: unknown, ctx: Ctx) => {
+      __resolveReference: (reference) => ({ id: reference.id }),
+      sales: async (book, _, ctx) => {
         const sold = await ctx.loaders.sales.load(book.id);
         return { quantitySold: sold?.quantitySold ?? 0, revenue: sold?.revenue ?? 0 };
       },

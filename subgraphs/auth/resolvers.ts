@@ -1,9 +1,10 @@
 /** GraphQL resolvers of the auth subgraph, as thin as routes.ts: parse, authorize, call the session directory. */
 import DataLoader from 'dataloader';
-import { requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { requireAuth, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { unauthenticated } from '../../platform/errors';
 import { parseUuid } from '../../platform/validation';
+import type { Resolvers } from './generated/resolvers-types';
 import type { SessionDirectory, SessionView } from './sessions';
 
 export interface AuthLoaders {
@@ -23,25 +24,25 @@ export function authLoaders(sessions: SessionDirectory): (principal: Principal |
   });
 }
 
-export function authResolvers(sessions: SessionDirectory): SubgraphResolvers<AuthLoaders> {
+export function authResolvers(sessions: SessionDirectory): Resolvers<Ctx> {
   return {
     Query: {
-      mySessions: (_: unknown, __: unknown, ctx: Ctx) => sessions.mine(requireAuth(ctx)),
+      mySessions: (_, __, ctx) => sessions.mine(requireAuth(ctx)),
     },
     Mutation: {
-      endSession: async (_: unknown, args: { sessionId: string }, ctx: Ctx) => {
+      endSession: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
         const sessionId = parseUuid(args.sessionId, 'sessionId');
         await sessions.end(principal, sessionId);
         return sessionId;
       },
-      endUserSessions: (_: unknown, args: { userId: string }, ctx: Ctx) => {
+      endUserSessions: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return sessions.endAll(principal, parseUuid(args.userId, 'userId'));
       },
     },
     User: {
-      sessions: (user: { userId: string }, _: unknown, ctx: Ctx) => {
+      sessions: (user, _, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.sessionsOfUser.load(user.userId.toLowerCase());
       },

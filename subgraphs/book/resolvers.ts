@@ -1,11 +1,12 @@
 /** GraphQL resolvers of the book subgraph, as thin as routes.ts: reading the catalogue is public. */
 import type DataLoader from 'dataloader';
-import { MoneyScalar, publicLoader, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { MoneyScalar, publicLoader, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import { parseUuid } from '../../platform/validation';
 import type { BookResponseDto } from '../../platform/contracts/books';
 import type { AuthorResponseDto, CategoryResponseDto, PublisherResponseDto } from './dto';
 import type { ReferenceCatalogue } from './references';
 import { parseListQuery } from './dto';
+import type { BookResolvers, Resolvers } from './generated/resolvers-types';
 import type { Catalogue } from './service';
 
 export interface BookLoaders {
@@ -17,6 +18,9 @@ export interface BookLoaders {
 }
 
 type Ctx = SubgraphContext<BookLoaders>;
+
+/** The DTO the generated types put in place of the SDL's Book (schema/codegen.ts) has every field its references do not resolve. */
+export type BookMappers = [MapperCovers<BookResolvers, BookResponseDto, 'authors' | 'category' | 'publisher'>];
 
 /** Batches a catalogue's reads by id; which entity it stores does not matter here. */
 function loaderOf<Res>(catalogue: Pick<ReferenceCatalogue<never, unknown, Res>, 'byIds'>) {
@@ -41,34 +45,25 @@ export function bookLoaders(catalogue: Catalogue): () => BookLoaders {
 /** GraphQL arguments as the REST query string would carry them, so both get the same 400 rules. */
 const asQueryString = (value: number | string | null | undefined) => (value === null || value === undefined ? undefined : String(value));
 
-interface BooksArgs {
-  q?: string | null;
-  categoryId?: string | null;
-  publisherId?: string | null;
-  authorId?: string | null;
-  limit?: number | null;
-  offset?: number | null;
-}
-
-export function bookResolvers(catalogue: Catalogue): SubgraphResolvers<BookLoaders> {
+export function bookResolvers(catalogue: Catalogue): Resolvers<Ctx> {
   return {
     Money: MoneyScalar,
     Query: {
-      books: async (_: unknown, args: BooksArgs) => {
+      books: async (_, args) => {
         const query = Object.fromEntries((['q', 'categoryId', 'publisherId', 'authorId', 'limit', 'offset'] as const).map((name) => [name, asQueryString(args[name])]));
         return (await catalogue.books.listBooks(parseListQuery(query))).books;
       },
-      book: (_: unknown, args: { id: string }) => catalogue.books.getBook(parseUuid(args.id, 'id')),
+      book: (_, args) => catalogue.books.getBook(parseUuid(args.id, 'id')),
       authors: () => catalogue.authors.list(),
       categories: () => catalogue.categories.list(),
       publishers: () => catalogue.publishers.list(),
     },
     Book: {
-      __resolveReference: (reference: { id: string }, ctx: Ctx) => ctx.loaders.books.load(reference.id),
-      authors: async (book: BookResponseDto, _: unknown, ctx: Ctx) =>
+      __resolveReference: (reference, ctx) => ctx.loaders.books.load(reference.id),
+      authors: async (book, _, ctx) =>
         (await ctx.loaders.authors.loadMany(book.authorIds)).filter((author): author is AuthorResponseDto => author !== null && !(author instanceof Error)),
-      category: (book: BookResponseDto, _: unknown, ctx: Ctx) => (book.categoryId ? ctx.loaders.categories.load(book.categoryId) : null),
-      publisher: (book: BookResponseDto, _: unknown, ctx: Ctx) => (book.publisherId ? ctx.loaders.publishers.load(book.publisherId) : null),
+      category: (book, _, ctx) => (book.categoryId ? ctx.loaders.categories.load(book.categoryId) : null),
+      publisher: (book, _, ctx) => (book.publisherId ? ctx.loaders.publishers.load(book.publisherId) : null),
     },
   };
 }

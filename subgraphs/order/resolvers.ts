@@ -1,9 +1,9 @@
 /** GraphQL resolvers of the order subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
-import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseLimitOffset, parseUuid } from '../../platform/validation';
-import type { OrderStatus } from './entities';
+import type { OrderItemResolvers, OrderResolvers, Resolvers } from './generated/resolvers-types';
 import { allowedTransitions, type OrderItemResponse, type OrderResponse, type OrderService } from './service';
 
 export interface OrderLoaders {
@@ -15,6 +15,9 @@ export interface OrderLoaders {
 
 type Ctx = SubgraphContext<OrderLoaders>;
 
+/** The DTOs the generated types put in place of the SDL's types (schema/codegen.ts) have every field no resolver here computes. */
+export type OrderMappers = [MapperCovers<OrderResolvers, OrderResponse, 'payment' | 'user' | 'allowedNextStatuses'>, MapperCovers<OrderItemResolvers, OrderItemResponse, 'book'>];
+
 export function orderLoaders(service: OrderService): (principal: Principal | null) => OrderLoaders {
   return (principal) => ({
     orders: batchLoader(principal, (caller, ids) => service.ordersFor(caller, ids)),
@@ -25,45 +28,45 @@ export function orderLoaders(service: OrderService): (principal: Principal | nul
 /** GraphQL arguments as the REST query string would carry them, so both get the same 400 rules. */
 const asQueryString = (value: number | null | undefined) => (value === null || value === undefined ? undefined : String(value));
 
-export function orderResolvers(service: OrderService): SubgraphResolvers<OrderLoaders> {
+export function orderResolvers(service: OrderService): Resolvers<Ctx> {
   return {
     Money: MoneyScalar,
     Query: {
-      orders: async (_: unknown, args: { status?: OrderStatus | null; limit?: number | null; offset?: number | null }, ctx: Ctx) => {
+      orders: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
         const page = parseLimitOffset({ limit: asQueryString(args.limit), offset: asQueryString(args.offset) }, { limit: 50, maxLimit: 200 });
         return (await service.listAll(principal, { ...page, status: args.status ?? undefined })).orders;
       },
-      order: (_: unknown, args: { orderId: string }, ctx: Ctx) => {
+      order: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return service.getOrder(principal, parseUuid(args.orderId, 'orderId'));
       },
-      myOrders: (_: unknown, __: unknown, ctx: Ctx) => service.listMine(requireAuth(ctx)),
+      myOrders: (_, __, ctx) => service.listMine(requireAuth(ctx)),
     },
     Mutation: {
-      updateOrderStatus: (_: unknown, args: { orderId: string; status: OrderStatus }, ctx: Ctx) => {
+      updateOrderStatus: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return service.updateStatus(principal, parseUuid(args.orderId, 'orderId'), args.status);
       },
-      cancelOrder: (_: unknown, args: { orderId: string }, ctx: Ctx) => {
+      cancelOrder: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return service.cancel(principal, parseUuid(args.orderId, 'orderId'));
       },
     },
     Order: {
-      __resolveReference: (reference: { orderId: string }, ctx: Ctx) => {
+      __resolveReference: (reference, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.orders.load(reference.orderId);
       },
-      payment: (order: OrderResponse) => ({ paymentId: order.paymentId }),
-      user: (order: OrderResponse) => ({ userId: order.userId }),
-      allowedNextStatuses: (order: OrderResponse) => allowedTransitions(order.status),
+      payment: (order) => ({ paymentId: order.paymentId }),
+      user: (order) => ({ userId: order.userId }),
+      allowedNextStatuses: (order) => allowedTransitions(order.status),
     },
     OrderItem: {
-      book: (item: OrderItemResponse) => ({ id: item.bookId }),
+      book: (item) => ({ id: item.bookId }),
     },
     User: {
-      orders: (user: { userId: string }, _: unknown, ctx: Ctx) => {
+      orders: (user, _, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.ordersOfUser.load(user.userId);
       },

@@ -1,9 +1,10 @@
 /** GraphQL resolvers of the payment subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
-import { MoneyScalar, batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseUuid } from '../../platform/validation';
 import type { PaymentItemResponse } from './dto';
+import type { PaymentItemResolvers, PaymentResolvers, Resolvers } from './generated/resolvers-types';
 import type { Refunds } from './refunds';
 import type { PaymentService, PaymentView } from './service';
 
@@ -16,6 +17,9 @@ export interface PaymentLoaders {
 
 type Ctx = SubgraphContext<PaymentLoaders>;
 
+/** The DTOs the generated types put in place of the SDL's types (schema/codegen.ts) have every field no resolver here computes. */
+export type PaymentMappers = [MapperCovers<PaymentResolvers, PaymentView, 'user' | 'order'>, MapperCovers<PaymentItemResolvers, PaymentItemResponse, 'book'>];
+
 export function paymentLoaders(service: PaymentService): (principal: Principal | null) => PaymentLoaders {
   return (principal) => ({
     payments: batchLoader(principal, (caller, ids) => service.paymentsFor(caller, ids)),
@@ -23,33 +27,33 @@ export function paymentLoaders(service: PaymentService): (principal: Principal |
   });
 }
 
-export function paymentResolvers(refunds: Refunds): SubgraphResolvers<PaymentLoaders> {
+export function paymentResolvers(refunds: Refunds): Resolvers<Ctx> {
   return {
     Money: MoneyScalar,
     Query: {
-      payment: (_: unknown, args: { paymentId: string }, ctx: Ctx) => {
+      payment: (_, args, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.payments.load(parseUuid(args.paymentId, 'paymentId'));
       },
-      myPayments: (_: unknown, __: unknown, ctx: Ctx) => ctx.loaders.paymentsOfUser.load(requireAuth(ctx).userId),
-      failedRefunds: (_: unknown, __: unknown, ctx: Ctx) => refunds.list(requireAuth(ctx), 'FAILED'),
+      myPayments: (_, __, ctx) => ctx.loaders.paymentsOfUser.load(requireAuth(ctx).userId),
+      failedRefunds: (_, __, ctx) => refunds.list(requireAuth(ctx), 'FAILED'),
     },
     Mutation: {
-      retryRefund: (_: unknown, args: { refundId: string }, ctx: Ctx) => refunds.retry(requireAuth(ctx), parseUuid(args.refundId, 'refundId')),
+      retryRefund: (_, args, ctx) => refunds.retry(requireAuth(ctx), parseUuid(args.refundId, 'refundId')),
     },
     Payment: {
-      __resolveReference: (reference: { paymentId: string }, ctx: Ctx) => {
+      __resolveReference: (reference, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.payments.load(reference.paymentId);
       },
-      user: (payment: PaymentView) => ({ userId: payment.userId }),
-      order: (payment: PaymentView) => (payment.orderId ? { orderId: payment.orderId } : null),
+      user: (payment) => ({ userId: payment.userId }),
+      order: (payment) => (payment.orderId ? { orderId: payment.orderId } : null),
     },
     PaymentItem: {
-      book: (item: PaymentItemResponse) => ({ id: item.bookId }),
+      book: (item) => ({ id: item.bookId }),
     },
     User: {
-      payments: (user: { userId: string }, _: unknown, ctx: Ctx) => {
+      payments: (user, _, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.paymentsOfUser.load(user.userId);
       },

@@ -1,10 +1,11 @@
 /** GraphQL resolvers of the user subgraph, as thin as routes.ts: parse, authorize, call the service. */
 import type DataLoader from 'dataloader';
-import { batchLoader, requireAuth, type SubgraphContext, type SubgraphResolvers } from '../../platform/subgraph';
+import { batchLoader, requireAuth, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseUuid, validateBody } from '../../platform/validation';
 import type { UserResponseDto } from '../../platform/contracts/profiles';
 import { parseKeyword, UserRequestDto } from './dto';
+import type { Resolvers } from './generated/resolvers-types';
 import type { UserService } from './service';
 
 export interface UserLoaders {
@@ -23,27 +24,27 @@ export function userLoaders(service: UserService): (principal: Principal | null)
   return (principal) => ({ profiles: batchLoader(principal, (caller, ids) => service.profilesFor(caller, ids)) });
 }
 
-export function userResolvers(service: UserService): SubgraphResolvers<UserLoaders> {
+export function userResolvers(service: UserService): Resolvers<Ctx> {
   return {
     Query: {
-      me: (_: unknown, __: unknown, ctx: Ctx) => service.getUser(requireAuth(ctx).userId),
-      user: (_: unknown, args: { userId: string }, ctx: Ctx) => {
+      me: (_, __, ctx) => service.getUser(requireAuth(ctx).userId),
+      user: (_, args, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.profiles.load(parseUuid(args.userId, 'userId'));
       },
-      users: (_: unknown, __: unknown, ctx: Ctx) => service.listUsers(requireAuth(ctx)),
-      searchUsers: (_: unknown, args: { keyword: string }, ctx: Ctx) => {
+      users: (_, __, ctx) => service.listUsers(requireAuth(ctx)),
+      searchUsers: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return service.searchUsers(principal, parseKeyword(args.keyword));
       },
     },
     Mutation: {
-      updateUser: async (_: unknown, args: { userId: string; input: Record<string, unknown> }, ctx: Ctx) => {
+      updateUser: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
         const id = parseUuid(args.userId, 'userId');
         return service.updateUser(principal, id, await validateBody(UserRequestDto, withoutNulls(args.input)));
       },
-      deleteUser: async (_: unknown, args: { userId: string }, ctx: Ctx) => {
+      deleteUser: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
         const id = parseUuid(args.userId, 'userId');
         await service.deleteUser(principal, id);
@@ -51,7 +52,7 @@ export function userResolvers(service: UserService): SubgraphResolvers<UserLoade
       },
     },
     User: {
-      __resolveReference: (reference: { userId: string }, ctx: Ctx) => {
+      __resolveReference: (reference, ctx) => {
         requireAuth(ctx);
         return ctx.loaders.profiles.load(reference.userId);
       },

@@ -1,9 +1,11 @@
 /**
- * The UI's only data channel: POSTs a stored operation (gateway/admin/operations/*.graphql, imported
- * as text) to the gateway's /graphql with the admin's bearer token. An UNAUTHENTICATED answer
- * refreshes the session once and retries.
+ * The UI's only data channel: POSTs a stored operation (gateway/admin/operations/*.graphql, as a
+ * typed document generated from it: generated/operations.ts) to the gateway's /graphql with the
+ * admin's bearer token, and answers its typed result. An UNAUTHENTICATED answer refreshes the
+ * session once and retries.
  */
 import { accessToken, refresh } from './auth';
+import type { TypedDocumentString } from './generated/operations';
 
 export class GraphqlRequestError extends Error {
   constructor(
@@ -24,7 +26,7 @@ interface GraphqlAnswer<T> {
 
 const SIGNED_OUT = new GraphqlRequestError('You are signed out.', 'UNAUTHENTICATED');
 
-async function send<T>(document: string, variables: Record<string, unknown>, token: string): Promise<{ status: number; body: GraphqlAnswer<T> | undefined }> {
+async function send<T>(document: string, variables: unknown, token: string): Promise<{ status: number; body: GraphqlAnswer<T> | undefined }> {
   let res: Response;
   try {
     res = await fetch('/graphql', {
@@ -41,15 +43,19 @@ async function send<T>(document: string, variables: Record<string, unknown>, tok
 const unauthenticated = (status: number, body: GraphqlAnswer<unknown> | undefined) =>
   status === 401 || (body?.errors ?? []).some((error) => error.extensions?.code === 'UNAUTHENTICATED');
 
-export async function graphql<T>(document: string, variables: Record<string, unknown> = {}): Promise<T> {
+/** The variables argument: required when the operation declares a required variable, else optional. */
+type VariablesArgument<V> = Record<string, never> extends V ? [variables?: V] : [variables: V];
+
+export async function graphql<T, V>(document: TypedDocumentString<T, V>, ...[variables]: VariablesArgument<V>): Promise<T> {
   const token = await accessToken();
   if (!token) throw SIGNED_OUT;
-  let answer = await send<T>(document, variables, token);
+  const text = document.toString();
+  let answer = await send<T>(text, variables ?? {}, token);
   if (unauthenticated(answer.status, answer.body)) {
     if (!(await refresh())) throw SIGNED_OUT;
     const renewed = await accessToken();
     if (!renewed) throw SIGNED_OUT;
-    answer = await send<T>(document, variables, renewed);
+    answer = await send<T>(text, variables ?? {}, renewed);
   }
   const { status, body } = answer;
   const first = body?.errors?.[0];

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { errorsByField, GraphqlRequestError } from '../api/graphql';
-import { api, type LineItem, type UserData, type UserInput, type UserOrder, type UserPayment, type UserProfile, type UserSession } from '../api/operations';
+import { api, type LineItem, type ProfileFields, type UserData, type UserOrder, type UserPayment, type UserProfile, type UserSession } from '../api/operations';
 import { Empty, ErrorMessage, Loading, StatusBadge } from '../components/states';
 import { DataTable } from '../components/table';
 import { fullName, money, shortId, timestamp } from '../format';
@@ -14,7 +14,7 @@ import { href, Link, navigate } from '../router';
 
 type User = NonNullable<UserData['user']>;
 
-const FIELDS: { name: keyof UserInput; label: string; type: 'text' | 'tel' | 'date'; autocomplete: string }[] = [
+const FIELDS: { name: keyof ProfileFields; label: string; type: 'text' | 'tel' | 'date'; autocomplete: string }[] = [
   { name: 'firstName', label: 'First name', type: 'text', autocomplete: 'off' },
   { name: 'lastName', label: 'Last name', type: 'text', autocomplete: 'off' },
   { name: 'phoneNumber', label: 'Phone number', type: 'tel', autocomplete: 'off' },
@@ -27,7 +27,7 @@ function items(lines: LineItem[]): string {
 }
 
 function ProfileForm({ user, onSaved }: { user: UserProfile; onSaved: (user: UserProfile) => void }) {
-  const [values, setValues] = useState<UserInput>({
+  const [values, setValues] = useState<ProfileFields>({
     firstName: user.firstName,
     lastName: user.lastName,
     phoneNumber: user.phoneNumber,
