@@ -12,6 +12,9 @@ let stack: Stack;
 let admin: Awaited<ReturnType<typeof adminSession>>;
 let novel: CatalogueBook;
 let observer: Subscription;
+// A refund waits on several paid orders, the provider and the consumers: more than Jest's 30 s on a loaded machine.
+jest.setTimeout(90_000);
+
 const cancellations: ConsumedMessage[] = [];
 
 beforeAll(async () => {
