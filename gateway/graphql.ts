@@ -16,6 +16,7 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler } 
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
 import { gatewayForwarding } from '../platform/forwarded';
+import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
 import { sendJson } from '../platform/http';
 import type { Logger } from '../platform/logger';
 import { outgoingHeaders, runInContext } from '../platform/request-context';
@@ -26,7 +27,6 @@ import { DEFAULT_QUERY_LIMITS, queryLimitCode, queryLimits, type QueryLimits } f
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
-const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred';
 
 export interface GatewayContext {
   /** Who the client is, for the subgraphs (platform/forwarded.ts). */
@@ -112,7 +112,7 @@ class SubgraphSource implements GraphQLDataSource<GatewayContext> {
     const answer = await this.fetcher(url, { method: 'POST', headers, body: JSON.stringify({ query, ...rest }) });
     const body = await answerBody(answer);
     if (!answer.ok) {
-      const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
+      const code = answer.status === 401 ? GRAPHQL_CODES.UNAUTHENTICATED : answer.status === 403 ? GRAPHQL_CODES.FORBIDDEN : undefined;
       throw new GraphQLError(`${answer.status}: ${answer.statusText}`, {
         extensions: { ...(code ? { code } : {}), response: { url, status: answer.status, statusText: answer.statusText, body } },
       });
@@ -127,8 +127,6 @@ class SubgraphSource implements GraphQLDataSource<GatewayContext> {
     return { ...body, http: answer };
   }
 }
-
-const SAFE_EXTENSIONS = ['code', 'reason', 'validationErrors'];
 
 /**
  * A request error Apollo raises without a code but with a 4xx status (e.g. "provided sha does not
@@ -146,10 +144,10 @@ function uncodedClientError(error: unknown): boolean {
  */
 export function formatGatewayError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
   const source = formatted.extensions ?? {};
-  const code = queryLimitCode(error) ?? (uncodedClientError(error) ? 'BAD_REQUEST' : source.code);
-  const extensions: Record<string, unknown> = { code: code ?? 'INTERNAL_SERVER_ERROR' };
-  for (const key of SAFE_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
-  const internal = extensions.code === 'INTERNAL_SERVER_ERROR';
+  const code = queryLimitCode(error) ?? (uncodedClientError(error) ? GRAPHQL_CODES.BAD_REQUEST : source.code);
+  const extensions: Record<string, unknown> = { code: code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR };
+  for (const key of CLIENT_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
+  const internal = extensions.code === GRAPHQL_CODES.INTERNAL_SERVER_ERROR;
   return { message: internal ? INTERNAL_ERROR_MESSAGE : formatted.message, locations: formatted.locations, path: formatted.path, extensions };
 }
 
@@ -161,7 +159,7 @@ function internalErrorLog(logger: Logger): ApolloServerPlugin<GatewayContext> {
         async didEncounterErrors({ errors }) {
           for (const error of errors) {
             const code = error.extensions?.code;
-            if ((code !== undefined && code !== 'INTERNAL_SERVER_ERROR') || uncodedClientError(error)) continue;
+            if ((code !== undefined && code !== GRAPHQL_CODES.INTERNAL_SERVER_ERROR) || uncodedClientError(error)) continue;
             if (error.message === INTERNAL_ERROR_MESSAGE) continue; // a subgraph's, already logged there
             logger.error({ message: error.message, path: error.path, serviceName: error.extensions?.serviceName }, 'graphql gateway error');
           }
@@ -189,7 +187,7 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
           } else if (!schema.getRootType(operation.operation)) {
             problem = `The schema has no ${operation.operation} operations.`;
           }
-          if (problem) throw new GraphQLError(problem, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+          if (problem) throw new GraphQLError(problem, { extensions: { code: GRAPHQL_CODES.BAD_REQUEST, http: { status: 400 } } });
         },
       };
     },
@@ -199,14 +197,14 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
 /** The gateway's app gives every request its id first; mounted on another app, this does (the same rule). */
 const withRequestId: RequestHandler = (req, res, next) => (req.requestId ? next() : requestId(req, res, next));
 
-const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: 'BAD_REQUEST' } }] };
+const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: GRAPHQL_CODES.BAD_REQUEST } }] };
 
 /** JSON body errors on /graphql answered as GraphQL errors rather than an HTML page. */
 const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, next) => {
   if (error.type === 'entity.parse.failed') {
     res.status(400).json(MALFORMED_JSON);
   } else if (error.type === 'entity.too.large') {
-    res.status(413).json({ errors: [{ message: `Request body exceeds the ${GRAPHQL_BODY_LIMIT} limit`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    res.status(413).json({ errors: [{ message: `Request body exceeds the ${GRAPHQL_BODY_LIMIT} limit`, extensions: { code: GRAPHQL_CODES.PAYLOAD_TOO_LARGE } }] });
   } else {
     next(error);
   }
@@ -297,7 +295,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
         answer(req, res, running, Buffer.concat(chunks)).catch((error: unknown) => {
           logger.error({ err: error, requestId: id }, 'graphql gateway error');
           if (res.headersSent) res.destroy();
-          else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+          else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: GRAPHQL_CODES.INTERNAL_SERVER_ERROR } }] });
         });
       });
     });
