@@ -11,7 +11,7 @@ import type { Config } from '../platform/config';
 import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { ProcessedEvent } from '../platform/events/consumer';
-import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka-bus';
+import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka';
 import { OutboxEvent } from '../platform/events/outbox';
 import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
 import { EventTables1732000000000 } from '../platform/migrations/1732000000000-EventTables';
