@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, type Config } from '../platform/config';
 import { rawRequest, startGateway, type RunningGateway } from '../test/gateway';
 import { send } from '../test/hostile';
 import { expectEnvelope, notUnderContract, startStack, UUID, waitFor, type Stack } from '../test/harness';
-import { canonicalPath, upstreamFor } from './proxy';
+import { canonicalPath, upstreamFor } from './proxy-routes';
 
 const SHOP = 'https://shop.example';
 
