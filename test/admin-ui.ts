@@ -24,11 +24,38 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** Builds the UI into dist/admin unless the build there is newer than every source file. */
-export function ensureAdminBuilt(): void {
+function builtFresh(): boolean {
   const index = path.join(ADMIN_DIST_DIR, 'index.html');
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(SOURCES)) return;
-  execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+  return fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(SOURCES);
+}
+
+/** Held while one test file builds the UI; one older than a build may take was left by a killed run. */
+const BUILD_LOCK = path.join(ROOT, 'dist', '.admin-build.lock');
+const BUILD_TIMEOUT_MS = 120_000;
+
+/**
+ * Builds the UI into dist/admin unless the build there is newer than every source file. The admin
+ * UI's test files run in parallel and may find the build stale together: one builds, the others
+ * wait for it (a second build would empty dist/admin under the first file's pages).
+ */
+export async function ensureAdminBuilt(): Promise<void> {
+  if (builtFresh()) return;
+  fs.mkdirSync(path.dirname(BUILD_LOCK), { recursive: true });
+  for (;;) {
+    try {
+      fs.mkdirSync(BUILD_LOCK);
+      break;
+    } catch {
+      const heldSince = fs.statSync(BUILD_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - heldSince > BUILD_TIMEOUT_MS) fs.rmSync(BUILD_LOCK, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  try {
+    if (!builtFresh()) execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: BUILD_TIMEOUT_MS });
+  } finally {
+    fs.rmSync(BUILD_LOCK, { recursive: true, force: true });
+  }
 }
 
 export interface Browser {
