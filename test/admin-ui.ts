@@ -8,26 +8,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { ADMIN_DIST_DIR } from '../gateway/admin-static';
+import { adminBuildIsFresh } from '../scripts/admin-build';
 
 const ROOT = path.resolve(__dirname, '..');
-const SOURCES = path.join(ROOT, 'gateway', 'admin');
 export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS_DIR = path.join(ROOT, 'test-results', 'screenshots');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-function builtFresh(): boolean {
-  const index = path.join(ADMIN_DIST_DIR, 'index.html');
-  return fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(SOURCES);
-}
 
 /** Held while one test file builds the UI; one older than a build may take was left by a killed run. */
 const BUILD_LOCK = path.join(ROOT, 'dist', '.admin-build.lock');
@@ -39,7 +24,7 @@ const BUILD_TIMEOUT_MS = 120_000;
  * wait for it (a second build would empty dist/admin under the first file's pages).
  */
 export async function ensureAdminBuilt(): Promise<void> {
-  if (builtFresh()) return;
+  if (adminBuildIsFresh()) return;
   fs.mkdirSync(path.dirname(BUILD_LOCK), { recursive: true });
   for (;;) {
     try {
@@ -52,7 +37,7 @@ export async function ensureAdminBuilt(): Promise<void> {
     }
   }
   try {
-    if (!builtFresh()) execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: BUILD_TIMEOUT_MS });
+    if (!adminBuildIsFresh()) execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: BUILD_TIMEOUT_MS });
   } finally {
     fs.rmSync(BUILD_LOCK, { recursive: true, force: true });
   }
