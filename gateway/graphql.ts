@@ -5,33 +5,26 @@
  * every subgraph installs), and never shows a stack trace.
  */
 import fs from 'node:fs';
-import type http from 'node:http';
 import path from 'node:path';
-import { ApolloServer, HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import { ApolloGateway, type GraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import type { Fetcher, FetcherResponse } from '@apollo/utils.fetcher';
+import { ApolloGateway } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
 import { gatewayForwarding } from '../platform/forwarded';
-import { sendJson } from '../platform/http';
+import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
 import type { Logger } from '../platform/logger';
-import { outgoingHeaders, runInContext } from '../platform/request-context';
-import { answeredBeforeTheApp, requestId } from '../rest-compat/app';
+import { requestId } from '../rest-compat/app';
+import { graphqlFront, MALFORMED_JSON } from './graphql-front';
 import type { FrontHandler, GraphqlHalf } from './index';
 import { createSubgraphFetcher } from './subgraph-fetcher';
+import { SubgraphSource, type GatewayContext } from './subgraph-source';
 import { DEFAULT_QUERY_LIMITS, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
-const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred';
-
-export interface GatewayContext {
-  /** Who the client is, for the subgraphs (platform/forwarded.ts). */
-  forwarded?: Record<string, string>;
-}
 
 export interface GraphqlGatewayDeps {
   config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries'>>;
@@ -49,86 +42,11 @@ export interface GraphqlGateway {
    * one the app's route gives (the same Apollo Server, request id, context and malformed-JSON
    * answer); everything else (GET, other media types, compressed or chunked bodies, a query string)
    * goes to the app. A profile of the dashboard query had Express's router and body parser among the
-   * gateway's top frames.
+   * gateway's top frames. The path is gateway/graphql-front.ts.
    */
   front: FrontHandler;
   stop(): Promise<void>;
 }
-
-/** A cache hint as Apollo Server's cache policy takes it (`restrict`). */
-interface CacheHint {
-  maxAge?: number;
-  scope?: 'PUBLIC' | 'PRIVATE';
-}
-
-/** The cache hint a subgraph's `Cache-Control` gives, as @apollo/gateway's own data source reads it. */
-function cacheHint(header: string | null): CacheHint {
-  const directives = new Map<string, string | true>();
-  for (const part of (header ?? '').trim().split(/\s*,\s*/)) {
-    if (part === '') continue;
-    const [name, value] = part.split(/\s*=\s*/, 2);
-    directives.set(name.toLowerCase(), value === undefined ? true : value.replace(/^"|"$/g, ''));
-  }
-  const maxAge = directives.get('max-age');
-  const hint: CacheHint = { maxAge: typeof maxAge === 'string' && /^[0-9]+$/.test(maxAge) ? Number(maxAge) : 0 };
-  if (directives.get('private') === true) hint.scope = 'PRIVATE';
-  if (directives.get('public') === true) hint.scope = 'PUBLIC';
-  return hint;
-}
-
-/** An answer's body as @apollo/gateway reads it: JSON when it says so, else its text. */
-async function answerBody(answer: FetcherResponse): Promise<unknown> {
-  const type = answer.headers.get('content-type');
-  return type?.startsWith('application/json') || type?.startsWith('application/graphql-response+json') ? answer.json() : answer.text();
-}
-
-/**
- * Sends each subgraph request to the service's current URL (the supergraph's routing URLs are
- * defaults; config.urls is the truth, port 0 in tests) with the caller's Authorization, request id
- * and forwarded client headers, through the gateway's fetcher (gateway/subgraph-fetcher.ts).
- *
- * It does what @apollo/gateway's RemoteGraphQLDataSource does for this gateway: one JSON POST with
- * the query first; an answer other than 2xx is an error carrying its status (401 UNAUTHENTICATED,
- * 403 FORBIDDEN; formatGatewayError drops the raw answer it holds); a body that is not a JSON object
- * is an error; the subgraph's `Cache-Control` narrows the answer's cache policy. It skips the
- * node-fetch `Headers` and `Request` that data source builds for every call, which under load took
- * 12-18 % of the gateway's profile samples.
- */
-class SubgraphSource implements GraphQLDataSource<GatewayContext> {
-  constructor(
-    private readonly subgraphUrl: () => string,
-    private readonly fetcher: Fetcher,
-  ) {}
-
-  async process(options: GraphQLDataSourceProcessOptions<GatewayContext>): ReturnType<GraphQLDataSource['process']> {
-    const { query, http: given, ...rest } = options.request;
-    if (!query) throw new Error('Missing query');
-    const headers: Record<string, string> = {};
-    if (given?.headers) for (const [name, value] of given.headers) headers[name.toLowerCase()] = value;
-    headers['content-type'] = 'application/json';
-    // From the request context; the gateway's own health checks run outside any request.
-    Object.assign(headers, outgoingHeaders(true), (options.context as Partial<GatewayContext>).forwarded);
-    const url = this.subgraphUrl();
-    const answer = await this.fetcher(url, { method: 'POST', headers, body: JSON.stringify({ query, ...rest }) });
-    const body = await answerBody(answer);
-    if (!answer.ok) {
-      const code = answer.status === 401 ? 'UNAUTHENTICATED' : answer.status === 403 ? 'FORBIDDEN' : undefined;
-      throw new GraphQLError(`${answer.status}: ${answer.statusText}`, {
-        extensions: { ...(code ? { code } : {}), response: { url, status: answer.status, statusText: answer.statusText, body } },
-      });
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error(`Expected JSON response body, but received: ${String(body)}`);
-    // A client's operation (not the gateway's own health check).
-    if ('incomingRequestContext' in options) {
-      // Typed `any` by the gateway interface; Apollo Server's cache policy when its cache-control plugin runs.
-      const policy = options.incomingRequestContext.overallCachePolicy as { restrict?: (hint: CacheHint) => void } | undefined;
-      policy?.restrict?.(cacheHint(answer.headers.get('cache-control')));
-    }
-    return { ...body, http: answer };
-  }
-}
-
-const SAFE_EXTENSIONS = ['code', 'reason', 'validationErrors'];
 
 /**
  * A request error Apollo raises without a code but with a 4xx status (e.g. "provided sha does not
@@ -146,10 +64,10 @@ function uncodedClientError(error: unknown): boolean {
  */
 export function formatGatewayError(formatted: GraphQLFormattedError, error?: unknown): GraphQLFormattedError {
   const source = formatted.extensions ?? {};
-  const code = queryLimitCode(error) ?? (uncodedClientError(error) ? 'BAD_REQUEST' : source.code);
-  const extensions: Record<string, unknown> = { code: code ?? 'INTERNAL_SERVER_ERROR' };
-  for (const key of SAFE_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
-  const internal = extensions.code === 'INTERNAL_SERVER_ERROR';
+  const code = queryLimitCode(error) ?? (uncodedClientError(error) ? GRAPHQL_CODES.BAD_REQUEST : source.code);
+  const extensions: Record<string, unknown> = { code: code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR };
+  for (const key of CLIENT_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
+  const internal = extensions.code === GRAPHQL_CODES.INTERNAL_SERVER_ERROR;
   return { message: internal ? INTERNAL_ERROR_MESSAGE : formatted.message, locations: formatted.locations, path: formatted.path, extensions };
 }
 
@@ -161,7 +79,7 @@ function internalErrorLog(logger: Logger): ApolloServerPlugin<GatewayContext> {
         async didEncounterErrors({ errors }) {
           for (const error of errors) {
             const code = error.extensions?.code;
-            if ((code !== undefined && code !== 'INTERNAL_SERVER_ERROR') || uncodedClientError(error)) continue;
+            if ((code !== undefined && code !== GRAPHQL_CODES.INTERNAL_SERVER_ERROR) || uncodedClientError(error)) continue;
             if (error.message === INTERNAL_ERROR_MESSAGE) continue; // a subgraph's, already logged there
             logger.error({ message: error.message, path: error.path, serviceName: error.extensions?.serviceName }, 'graphql gateway error');
           }
@@ -189,7 +107,7 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
           } else if (!schema.getRootType(operation.operation)) {
             problem = `The schema has no ${operation.operation} operations.`;
           }
-          if (problem) throw new GraphQLError(problem, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+          if (problem) throw new GraphQLError(problem, { extensions: { code: GRAPHQL_CODES.BAD_REQUEST, http: { status: 400 } } });
         },
       };
     },
@@ -199,54 +117,16 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
 /** The gateway's app gives every request its id first; mounted on another app, this does (the same rule). */
 const withRequestId: RequestHandler = (req, res, next) => (req.requestId ? next() : requestId(req, res, next));
 
-const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: 'BAD_REQUEST' } }] };
-
 /** JSON body errors on /graphql answered as GraphQL errors rather than an HTML page. */
 const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, next) => {
   if (error.type === 'entity.parse.failed') {
     res.status(400).json(MALFORMED_JSON);
   } else if (error.type === 'entity.too.large') {
-    res.status(413).json({ errors: [{ message: `Request body exceeds the ${GRAPHQL_BODY_LIMIT} limit`, extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
+    res.status(413).json({ errors: [{ message: `Request body exceeds the ${GRAPHQL_BODY_LIMIT} limit`, extensions: { code: GRAPHQL_CODES.PAYLOAD_TOO_LARGE } }] });
   } else {
     next(error);
   }
 };
-
-/** `express.json({ limit: GRAPHQL_BODY_LIMIT })`'s limit in bytes. */
-const GRAPHQL_BODY_LIMIT_BYTES = 1024 * 1024;
-/** The media types `express.json()` reads as they are; any other goes through the app. */
-const PLAIN_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
-
-/** A request the front path can take: see GraphqlGateway.front. */
-function plainJsonPost(req: http.IncomingMessage): boolean {
-  if (req.method !== 'POST' || req.url !== '/graphql') return false;
-  const type = req.headers['content-type'];
-  const encoding = req.headers['content-encoding'];
-  const length = req.headers['content-length'];
-  return (
-    type !== undefined &&
-    PLAIN_JSON_TYPES.has(type.toLowerCase()) &&
-    (encoding === undefined || encoding.toLowerCase() === 'identity') &&
-    req.headers['transfer-encoding'] === undefined &&
-    length !== undefined &&
-    Number(length) <= GRAPHQL_BODY_LIMIT_BYTES
-  );
-}
-
-/**
- * A JSON body as `express.json()` reads it: empty is `{}`, a byte-order mark is dropped, and only an
- * object or an array at the top (its strict mode); anything else is undefined, for the 400.
- */
-function parseJsonBody(bytes: Buffer): unknown {
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-  if (text === '') return {};
-  if (!/^[\x20\x09\x0a\x0d]*[{[]/.test(text)) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const { config } = deps;
@@ -258,54 +138,8 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   let server: ApolloServer<GatewayContext> | undefined;
   const subgraphs = createSubgraphFetcher({ deduplicate: config.gatewayDeduplicateQueries ?? true });
 
-  /** The Apollo Server's answer to one JSON post, as expressMiddleware would send it. */
-  const answer = async (req: http.IncomingMessage, res: http.ServerResponse, running: ApolloServer<GatewayContext>, bytes: Buffer): Promise<void> => {
-    const body = parseJsonBody(bytes);
-    if (body === undefined) {
-      sendJson(res, 400, MALFORMED_JSON);
-      return;
-    }
-    const headers = new HeaderMap();
-    for (const name in req.headers) {
-      const value = req.headers[name];
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const response = await running.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: 'POST', headers, search: '', body },
-      context: async () => ({ forwarded: forwarding?.headers(req) }),
-    });
-    for (const [name, value] of response.headers) res.setHeader(name, value);
-    res.statusCode = response.status ?? 200;
-    if (response.body.kind === 'complete') {
-      res.setHeader('Content-Length', Buffer.byteLength(response.body.string));
-      res.end(response.body.string);
-      return;
-    }
-    for await (const chunk of response.body.asyncIterator) res.write(chunk);
-    res.end();
-  };
-
-  const front: FrontHandler = (req, res) => {
-    const running = server;
-    if (!running || !plainJsonPost(req)) return false;
-    const id = answeredBeforeTheApp(req, res);
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('error', () => res.destroy());
-    req.once('end', () => {
-      runInContext({ requestId: id, authorization: req.headers.authorization }, () => {
-        answer(req, res, running, Buffer.concat(chunks)).catch((error: unknown) => {
-          logger.error({ err: error, requestId: id }, 'graphql gateway error');
-          if (res.headersSent) res.destroy();
-          else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
-        });
-      });
-    });
-    return true;
-  };
-
   return {
-    front,
+    front: graphqlFront({ server: () => server, forwarding, logger }),
     async mount(app) {
       const gateway = new ApolloGateway({
         supergraphSdl: deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8'),

@@ -54,6 +54,7 @@ import {
   type ValidationRule,
   type ValueNode,
 } from 'graphql';
+import { GRAPHQL_CODES } from './graphql-errors';
 
 export interface QueryLimits {
   maxDepth: number;
@@ -74,19 +75,17 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 10, maxCost: 10_000
  */
 export const MAX_QUERY_TOKENS = 2_000;
 
-export const QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX';
-
 /** A refusal by one of the limits; Apollo wraps it in its validation error, whose originalError it stays. */
 class QueryLimitError extends GraphQLError {
   constructor(message: string) {
-    super(message, { extensions: { code: QUERY_TOO_COMPLEX, http: { status: 400 } } });
+    super(message, { extensions: { code: GRAPHQL_CODES.QUERY_TOO_COMPLEX, http: { status: 400 } } });
   }
 }
 
 /** QUERY_TOO_COMPLEX when `error` (as formatError receives it) is a limit's refusal, else undefined. */
 export function queryLimitCode(error: unknown): string | undefined {
-  if (error instanceof QueryLimitError) return QUERY_TOO_COMPLEX;
-  return error instanceof GraphQLError && error.originalError instanceof QueryLimitError ? QUERY_TOO_COMPLEX : undefined;
+  if (error instanceof QueryLimitError) return GRAPHQL_CODES.QUERY_TOO_COMPLEX;
+  return error instanceof GraphQLError && error.originalError instanceof QueryLimitError ? GRAPHQL_CODES.QUERY_TOO_COMPLEX : undefined;
 }
 
 const SIZE_ARGUMENTS = ['limit', 'first'];

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, type Config, type LoadOptions } from './config
 import { MigrationLockTimeout, isDatabaseUnavailable, isDeadlock } from './database';
 import type { EventBus } from './events/bus';
 import { createEventBus } from './events/create-bus';
-import { isRetriableKafkaError } from './events/kafka-bus';
+import { isRetriableKafkaError } from './events/kafka';
 import { namespacedBus } from './events/namespaced-bus';
 import { createLogger, type Logger } from './logger';
 

@@ -27,6 +27,7 @@ import { assertRole, bearerToken, type Principal, type TokenVerifier } from './a
 import { AppError, unauthenticated, validationFailed } from './errors';
 import { isUuid } from './validation';
 import { databaseOutage } from './database';
+import { CODE_OF_STATUS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from './graphql-errors';
 import { queryLimitCode, queryLimits } from './query-limits';
 import type { Logger } from './logger';
 import { centsText, toCents } from './money';
@@ -84,18 +85,6 @@ export interface SubgraphEndpoint {
   stop(): Promise<void>;
 }
 
-/** HTTP status of an AppError → the GraphQL error code clients switch on. */
-const CODE_OF_STATUS: Record<number, string> = {
-  400: 'BAD_USER_INPUT',
-  401: 'UNAUTHENTICATED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
-export const INTERNAL_ERROR_MESSAGE = 'An unexpected error occurred';
-
 /** An error the client may read as it is: an AppError of a mapped status, or a GraphQL error (parse, validation, variables). */
 function clientSafe(original: unknown): boolean {
   return original instanceof AppError ? CODE_OF_STATUS[original.status] !== undefined : original instanceof GraphQLError;
@@ -110,13 +99,13 @@ export function formatSubgraphError(formatted: GraphQLFormattedError, error: unk
   // The database down is a passing outage, as over REST (503): the client may retry.
   const original = databaseOutage(unwrapped) ?? unwrapped;
   const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
-  if (!clientSafe(original)) return { ...base, message: INTERNAL_ERROR_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  if (!clientSafe(original)) return { ...base, message: INTERNAL_ERROR_MESSAGE, extensions: { code: GRAPHQL_CODES.INTERNAL_SERVER_ERROR } };
   if (original instanceof AppError) {
     const extensions: Record<string, unknown> = { code: CODE_OF_STATUS[original.status], reason: original.code };
     if (original.validationErrors) extensions.validationErrors = original.validationErrors;
     return { ...base, message: original.message, extensions };
   }
-  return { ...base, extensions: { code: queryLimitCode(error) ?? formatted.extensions?.code ?? 'INTERNAL_SERVER_ERROR' } };
+  return { ...base, extensions: { code: queryLimitCode(error) ?? formatted.extensions?.code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR } };
 }
 
 /** Logs (with the request id, as every line) what the client only sees as a generic internal error. */
@@ -269,7 +258,7 @@ const MONEY_TEXT = /^-?\d+(\.\d{1,2})?$/;
 
 function moneyInput(value: unknown): string {
   if (typeof value === 'string' && MONEY_TEXT.test(value.trim())) return centsText(toCents(value));
-  throw new GraphQLError('Money must be a decimal string with at most two decimals, such as "59.98"', { extensions: { code: 'BAD_USER_INPUT' } });
+  throw new GraphQLError('Money must be a decimal string with at most two decimals, such as "59.98"', { extensions: { code: GRAPHQL_CODES.BAD_USER_INPUT } });
 }
 
 /**
@@ -285,7 +274,7 @@ export const MoneyScalar = new GraphQLScalarType({
   },
   parseValue: moneyInput,
   parseLiteral: (ast) => {
-    if (ast.kind !== Kind.STRING) throw new GraphQLError('Money must be a string literal such as "59.98"', { nodes: ast, extensions: { code: 'BAD_USER_INPUT' } });
+    if (ast.kind !== Kind.STRING) throw new GraphQLError('Money must be a string literal such as "59.98"', { nodes: ast, extensions: { code: GRAPHQL_CODES.BAD_USER_INPUT } });
     return moneyInput(ast.value);
   },
 });

@@ -14,7 +14,7 @@ import path from 'node:path';
 import express, { type Express } from 'express';
 import { stringify } from 'yaml';
 import { createGateway } from '../gateway';
-import { upstreamFor } from '../gateway/proxy';
+import { upstreamFor } from '../gateway/proxy-routes';
 import { SERVICE_NAMES, type ServiceName } from '../platform/config';
 import { createLogger } from '../platform/logger';
 import request from 'supertest';

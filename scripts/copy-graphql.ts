@@ -2,23 +2,29 @@
  * Run by `npm run build` after tsc: copies the non-TypeScript files the compiled code reads at run
  * time beside their JS in dist/ (each subgraph's schema.graphql, the committed supergraph, the REST
  * contract rest-compat/openapi.yaml), so an image holding only dist/ still serves GraphQL and /openapi.json.
+ * `npm run dev` (scripts/dev.ts) copies each again when it changes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 
-const root = path.resolve(__dirname, '..', '..');
+export const root = path.resolve(__dirname, '..', '..');
 const dist = path.join(root, 'dist');
 
-const files = [
-  ...fs
-    .readdirSync(path.join(root, 'subgraphs'), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => path.join('subgraphs', entry.name, 'schema.graphql')),
-  path.join('schema', 'supergraph.graphql'),
-  path.join('rest-compat', 'openapi.yaml'),
-].filter((file) => fs.existsSync(path.join(root, file)));
+/** The files to copy, relative to the repository. */
+export function runTimeFiles(): string[] {
+  return [
+    ...fs
+      .readdirSync(path.join(root, 'subgraphs'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => path.join('subgraphs', entry.name, 'schema.graphql')),
+    path.join('schema', 'supergraph.graphql'),
+    path.join('rest-compat', 'openapi.yaml'),
+  ].filter((file) => fs.existsSync(path.join(root, file)));
+}
 
-for (const file of files) {
+export function copyToDist(file: string): void {
   fs.mkdirSync(path.dirname(path.join(dist, file)), { recursive: true });
   fs.copyFileSync(path.join(root, file), path.join(dist, file));
 }
+
+if (require.main === module) for (const file of runTimeFiles()) copyToDist(file);

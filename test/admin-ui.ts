@@ -8,27 +8,39 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { ADMIN_DIST_DIR } from '../gateway/admin-static';
+import { adminBuildIsFresh } from '../scripts/admin-build';
 
 const ROOT = path.resolve(__dirname, '..');
-const SOURCES = path.join(ROOT, 'gateway', 'admin');
 export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS_DIR = path.join(ROOT, 'test-results', 'screenshots');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : fs.statSync(full).mtimeMs);
-  }
-  return newest;
-}
+/** Held while one test file builds the UI; one older than a build may take was left by a killed run. */
+const BUILD_LOCK = path.join(ROOT, 'dist', '.admin-build.lock');
+const BUILD_TIMEOUT_MS = 120_000;
 
-/** Builds the UI into dist/admin unless the build there is newer than every source file. */
-export function ensureAdminBuilt(): void {
-  const index = path.join(ADMIN_DIST_DIR, 'index.html');
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= newestMtime(SOURCES)) return;
-  execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+/**
+ * Builds the UI into dist/admin unless the build there is newer than every source file. The admin
+ * UI's test files run in parallel and may find the build stale together: one builds, the others
+ * wait for it (a second build would empty dist/admin under the first file's pages).
+ */
+export async function ensureAdminBuilt(): Promise<void> {
+  if (adminBuildIsFresh()) return;
+  fs.mkdirSync(path.dirname(BUILD_LOCK), { recursive: true });
+  for (;;) {
+    try {
+      fs.mkdirSync(BUILD_LOCK);
+      break;
+    } catch {
+      const heldSince = fs.statSync(BUILD_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - heldSince > BUILD_TIMEOUT_MS) fs.rmSync(BUILD_LOCK, { recursive: true, force: true });
+      else await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  try {
+    if (!adminBuildIsFresh()) execFileSync('npm', ['run', '--silent', 'build:admin'], { cwd: ROOT, stdio: 'pipe', timeout: BUILD_TIMEOUT_MS });
+  } finally {
+    fs.rmSync(BUILD_LOCK, { recursive: true, force: true });
+  }
 }
 
 export interface Browser {

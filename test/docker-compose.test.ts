@@ -65,10 +65,11 @@ const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket'];
 /** Read by the AWS SDK's default credential chain (the S3 cover store), not by platform/config.ts. */
 const SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
-/** Every variable platform/config.ts reads by name, plus the per-service port and URL ones. */
+/** Every variable loadConfig reads by name (platform/config.ts and its sections in platform/config/), plus the per-service port and URL ones. */
 function knownVariables(): Set<string> {
-  const source = fs.readFileSync(path.join(root, 'platform/config.ts'), 'utf8');
-  const named = [...source.matchAll(/\b(?:read|int|addresses)\('([A-Z0-9_]+)'/g)].map((match) => match[1]);
+  const sections = fs.readdirSync(path.join(root, 'platform/config')).map((file) => path.join('platform/config', file));
+  const source = ['platform/config.ts', ...sections].map((file) => fs.readFileSync(path.join(root, file), 'utf8')).join('\n');
+  const named = [...source.matchAll(/\b(?:read|int|bool|list|addresses)\((?:env, )?'([A-Z0-9_]+)'/g)].map((match) => match[1]);
   const perService = [...SERVICE_NAMES, 'gateway'].flatMap((name) => [`${name.toUpperCase()}_PORT`, `${name.toUpperCase()}_URL`]);
   return new Set([...named, ...perService]);
 }

@@ -10,7 +10,7 @@ import { Column, Entity, PrimaryColumn, Table, type MigrationInterface, type Que
 import type { Config } from '../platform/config';
 import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
-import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka-bus';
+import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka';
 import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
 import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import { dropDatabases, runConfig, testConfig } from './stack';

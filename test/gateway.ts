@@ -1,5 +1,6 @@
 /** Starts the gateway on port 0 in front of a test stack, reading the stack's (live) service URLs. */
 import http from 'node:http';
+import net from 'node:net';
 import { createGateway, type GatewayDeps, type GatewayRuntime } from '../gateway';
 import type { Config } from '../platform/config';
 import { createLogger, type Logger } from '../platform/logger';
@@ -10,10 +11,21 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(config: Config, options: Omit<GatewayDeps, 'config' | 'logger'> & { logger?: Logger } = {}): Promise<RunningGateway> {
+export type GatewayOptions = Omit<GatewayDeps, 'config' | 'logger'> & { logger?: Logger };
+
+export async function startGateway(config: Config, options: GatewayOptions = {}): Promise<RunningGateway> {
   const runtime = await createGateway({ ...options, config, logger: options.logger ?? createLogger(config.logLevel) });
   const port = await runtime.start(0, '127.0.0.1');
   return { url: `http://127.0.0.1:${port}`, runtime, stop: () => runtime.stop() };
+}
+
+/** A port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 export interface RawAnswer {

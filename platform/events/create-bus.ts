@@ -2,7 +2,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { EventBus } from './bus';
-import { KafkaBus } from './kafka-bus';
+import { KafkaBus } from './kafka';
 import { MemoryBus } from './memory-bus';
 
 export function createEventBus(config: Pick<Config, 'kafkaBrokers' | 'kafkaClientId'> & Partial<Pick<Config, 'kafkaPartitions'>>, logger: Logger): EventBus {

@@ -9,7 +9,6 @@ import { AppError, validationFailed } from '../../platform/errors';
 import { validateBody, isIsoDate, isUuid, storedLengthProblem } from '../../platform/validation';
 import { isbnProblem, normalizeIsbn } from './isbn';
 import { isLanguageCode } from './languages';
-import type { BookListQuery } from './service';
 import { centsOfJsonNumber } from '../../platform/money';
 
 /** DECIMAL(10,2): the largest price the column holds. */
@@ -219,6 +218,18 @@ function integerParameter(value: unknown, min: number, max: number): number | un
   if (typeof value !== 'string' || !/^\d{1,10}$/.test(value)) return null;
   const number = Number(value);
   return number >= min && number <= max ? number : null;
+}
+
+/** The filtered list of books as the service reads it (`parseListQuery` makes one). */
+export interface BookListQuery {
+  /** Case-insensitive substring of the title, an author's name or the ISBN; blank means every book. */
+  q?: string;
+  categoryId?: string;
+  publisherId?: string;
+  authorId?: string;
+  /** Absent: every matching book. */
+  limit?: number;
+  offset: number;
 }
 
 /**

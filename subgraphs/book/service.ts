@@ -14,22 +14,11 @@ import { conflict, contractTimestamp, notFound } from '../../platform/errors';
 import { centsOfJsonNumber, fromCents } from '../../platform/money';
 import { COVER_EXTENSIONS, type CoverImage, type CoverStore } from './covers';
 import type { BookResponseDto } from '../../platform/contracts/books';
-import type { BookRequestDto } from './dto';
+import type { BookListQuery, BookRequestDto } from './dto';
 import { Author, Book, BookAuthor, Category, Publisher } from './entities';
 import { normalizeIsbn, toIsbn13 } from './isbn';
 import { isLanguageCode } from './languages';
 import type { AuthorCatalogue, CategoryCatalogue, PublisherCatalogue } from './references';
-
-export interface BookListQuery {
-  /** Case-insensitive substring of the title, an author's name or the ISBN; blank means every book. */
-  q?: string;
-  categoryId?: string;
-  publisherId?: string;
-  authorId?: string;
-  /** Absent: every matching book. */
-  limit?: number;
-  offset: number;
-}
 
 /** The book service with the authors, categories and publishers it points at: what routes and resolvers are given. */
 export interface Catalogue {

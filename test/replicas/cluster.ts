@@ -10,7 +10,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { SERVICE_NAMES, loadConfig, type Config, type ServiceName } from '../../platform/config';
 import { databaseName } from '../../platform/database';
-import { KafkaBus } from '../../platform/events/kafka-bus';
+import { KafkaBus } from '../../platform/events/kafka';
 import { createLogger } from '../../platform/logger';
 import { loadOrCreateSigningKey } from '../../subgraphs/auth/keys';
 import { createStripeSimulator, type StripeSimulator } from '../../simulators/stripe/simulator';
@@ -53,7 +53,7 @@ export class ReplicaCluster {
   gateway: ServiceProcess | undefined;
   /** Lines of consumer trouble any process wrote. */
   readonly trouble: string[] = [];
-  /** Consumers a process found stalled, or saw stop on a passing broker error, and replaced (platform/events/kafka-bus.ts): recovered, but reported with the figures. */
+  /** Consumers a process found stalled, or saw stop on a passing broker error, and replaced (platform/events/kafka/subscription.ts): recovered, but reported with the figures. */
   readonly stalls: string[] = [];
   private readonly cursor = new Map<ServiceName, number>();
   private webhookTurn = 0;

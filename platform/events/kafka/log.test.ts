@@ -1,7 +1,8 @@
 import { logLevel, type LogEntry } from 'kafkajs';
-import { captureLog } from '../../test/hostile';
+import { captureLog } from '../../../test/hostile';
 import { KafkaJSConnectionError, KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } from 'kafkajs';
-import { PASSING_RECOVERIES, consumerStopIsPassing, kafkaLogCreator } from './kafka-bus';
+import { PASSING_RECOVERIES, consumerStopIsPassing } from './errors';
+import { kafkaLogCreator } from './log';
 
 describe("kafkajs's log lines in ours", () => {
   const entry = (level: logLevel, log: { message: string; [key: string]: unknown }): LogEntry => ({

@@ -1,46 +1,20 @@
+/**
+ * What the gateway's REST path-proxy does with a request: what reaches the service and what comes
+ * back, which service a path goes to, and the 503 when that service is down or silent.
+ */
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import request from 'supertest';
-import { ConfigError, loadConfig, type Config } from '../platform/config';
-import { rawRequest, startGateway, type RunningGateway } from '../test/gateway';
+import { closedPort, rawRequest, type RunningGateway } from '../test/gateway';
+import { gatewayOverStack } from '../test/gateway-suite';
 import { send } from '../test/hostile';
-import { expectEnvelope, notUnderContract, startStack, UUID, waitFor, type Stack } from '../test/harness';
-import { canonicalPath, upstreamFor } from './proxy';
+import { expectEnvelope, notUnderContract, UUID, waitFor } from '../test/harness';
+import { canonicalPath, upstreamFor } from './proxy-routes';
 
-const SHOP = 'https://shop.example';
-
-let stack: Stack;
-let gateway: RunningGateway;
-const extra: RunningGateway[] = [];
-
-beforeAll(async () => {
-  stack = await startStack({ services: ['book'], env: { CORS_ORIGINS: SHOP, AUTH_RATE_LIMIT_MAX: '3' } });
-  gateway = await startGateway(stack.config, { healthChecks: ['auth', 'user', 'book'] });
-}, 60_000);
-afterAll(async () => {
-  await Promise.all([gateway, ...extra].map((g) => g?.stop()));
-  await stack?.stop();
-});
-
-const via = () => request(gateway.url);
-
-/** Another gateway over the same stack, with some settings changed; stopped after the file. */
-async function gatewayWith(config: Partial<Config>, options: Parameters<typeof startGateway>[1] = {}): Promise<RunningGateway> {
-  const started = await startGateway({ ...stack.config, ...config }, options);
-  extra.push(started);
-  return started;
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const setup = gatewayOverStack({ services: ['book'], env: { AUTH_RATE_LIMIT_MAX: '3' } });
+const { via, gatewayWith } = setup;
 
 interface Received {
   method: string;
@@ -80,7 +54,7 @@ describe('what the gateway forwards', () => {
   let recorded: RunningGateway;
   beforeAll(async () => {
     recorder = await recordingUpstream();
-    recorded = await gatewayWith({ urls: { ...stack.config.urls, analytics: recorder.url } });
+    recorded = await gatewayWith({ urls: { ...setup.stack.config.urls, analytics: recorder.url } });
   });
   afterAll(async () => {
     await recorded.stop();
@@ -139,7 +113,7 @@ describe('what the gateway forwards', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     try {
-      const gateway = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
+      const gateway = await gatewayWith({ urls: { ...setup.stack.config.urls, analytics: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` } });
       const res = await rawRequest(gateway.url, 'GET', '/analytics/x', {
         Connection: 'keep-alive, X-Client-Hop',
         'X-Client-Hop': 'mine',
@@ -171,11 +145,14 @@ describe('what the gateway forwards', () => {
     await notUnderContract(request(recorded.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4').set('X-Gateway-Proof', 'forged');
     const [seen] = recorder.received.splice(0);
     expect(seen.headers['x-forwarded-for']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
-    expect(seen.headers['x-gateway-proof']).toBe(stack.config.trustProxy.proof);
+    expect(seen.headers['x-gateway-proof']).toBe(setup.stack.config.trustProxy.proof);
   });
 
   it('appends to the X-Forwarded-For of a proxy in front of it that TRUST_PROXY names', async () => {
-    const behindProxy = await gatewayWith({ urls: { ...stack.config.urls, analytics: recorder.url }, trustProxy: { ...stack.config.trustProxy, frontProxies: ['127.0.0.1'] } });
+    const behindProxy = await gatewayWith({
+      urls: { ...setup.stack.config.urls, analytics: recorder.url },
+      trustProxy: { ...setup.stack.config.trustProxy, frontProxies: ['127.0.0.1'] },
+    });
     await notUnderContract(request(behindProxy.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4');
     expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4, (::ffff:)?127\.0\.0\.1$/);
   });
@@ -197,7 +174,7 @@ describe('rate limits per client behind the gateway', () => {
   it('tells clients apart by the address the gateway saw, whatever they write in X-Forwarded-For, and passes the 429 with Retry-After through', async () => {
     // The auth service believes the gateway's X-Forwarded-For; clients here connect from 127.0.0.2 and 127.0.0.3.
     const attempt = (client: string, claimed: string) =>
-      send(gateway.url, {
+      send(setup.gateway.url, {
         method: 'POST',
         path: '/auth/login',
         localAddress: client,
@@ -209,84 +186,6 @@ describe('rate limits per client behind the gateway', () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await attempt('127.0.0.3', '203.0.113.0')).status).toBe(401);
-  });
-});
-
-describe('CORS', () => {
-  it('allows a configured origin and exposes X-Request-Id', async () => {
-    const res = await via().get('/api/books').set('Origin', SHOP);
-    expect(res.status).toBe(200);
-    expect(res.headers['access-control-allow-origin']).toBe(SHOP);
-    expect(res.headers['access-control-expose-headers']).toMatch(/X-Request-Id/);
-    expect(res.headers.vary).toMatch(/Origin/);
-  });
-
-  it('answers the preflight itself: 204 with the allowed methods and headers', async () => {
-    const res = await via()
-      .options('/api/books/create')
-      .set('Origin', SHOP)
-      .set('Access-Control-Request-Method', 'POST')
-      .set('Access-Control-Request-Headers', 'authorization,content-type');
-    expect(res.status).toBe(204);
-    expect(res.headers['access-control-allow-origin']).toBe(SHOP);
-    expect(res.headers['access-control-allow-methods']).toMatch(/POST/);
-    expect(res.headers['access-control-allow-headers']).toMatch(/Authorization/);
-    expect(res.headers['access-control-allow-headers']).toMatch(/Content-Type/);
-    expect(res.headers['access-control-max-age']).toBe('600');
-  });
-
-  it('gives a foreign origin no CORS headers, on requests and preflights alike', async () => {
-    const simple = await via().get('/api/books').set('Origin', 'https://evil.example');
-    expect(simple.status).toBe(200);
-    expect(simple.headers['access-control-allow-origin']).toBeUndefined();
-    const preflight = await via().options('/api/books/create').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST');
-    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
-    expect(preflight.headers['access-control-allow-methods']).toBeUndefined();
-  });
-
-  it('allows no origin by default, and any with "*"', async () => {
-    const closed = await gatewayWith({ corsOrigins: [] });
-    expect((await request(closed.url).get('/api/books').set('Origin', SHOP)).headers['access-control-allow-origin']).toBeUndefined();
-    const open = await gatewayWith({ corsOrigins: ['*'] });
-    expect((await request(open.url).get('/api/books').set('Origin', 'https://anyone.example')).headers['access-control-allow-origin']).toBe('*');
-  });
-
-  it('allows the local development origins (any port of localhost and 127.0.0.1) when asked, and only those', async () => {
-    const local = await gatewayWith({ corsOrigins: [], corsAllowLocalhost: true });
-    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:5173', 'http://localhost:3000']) {
-      const res = await request(local.url).get('/api/books').set('Origin', origin);
-      expect(res.headers['access-control-allow-origin']).toBe(origin);
-      expect(res.headers['access-control-expose-headers']).toMatch(/X-Total-Count/);
-      const preflight = await request(local.url).options('/api/authors/create').set('Origin', origin).set('Access-Control-Request-Method', 'POST');
-      expect(preflight.status).toBe(204);
-      expect(preflight.headers['access-control-allow-origin']).toBe(origin);
-    }
-    for (const origin of ['https://localhost:5173', 'http://localhost.evil.example:5173', 'http://127.0.0.2:5173', 'http://localhost']) {
-      expect((await request(local.url).get('/api/books').set('Origin', origin)).headers['access-control-allow-origin']).toBeUndefined();
-    }
-  });
-
-  it('turns the local development origins on in the embedded default only', () => {
-    expect(loadConfig({}, { embedded: true }).corsAllowLocalhost).toBe(true);
-    expect(loadConfig({ INTERNAL_API_KEY: 'k' }).corsAllowLocalhost).toBe(false);
-    expect(loadConfig({ CORS_ALLOW_LOCALHOST: 'false' }, { embedded: true }).corsAllowLocalhost).toBe(false);
-  });
-
-  it('reads CORS_ORIGINS as a comma-separated list of origins, failing fast on anything else', () => {
-    const corsOrigins = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { CORS_ORIGINS: value }) }).corsOrigins;
-    expect(corsOrigins()).toEqual([]);
-    expect(corsOrigins(' https://Shop.Example:443/ , http://localhost:3000,*')).toEqual(['https://shop.example', 'http://localhost:3000', '*']);
-    for (const bad of ['shop.example', 'https://shop.example/app', 'ftp://shop.example', 'https://user@shop.example']) {
-      expect(() => corsOrigins(bad)).toThrow(ConfigError);
-    }
-  });
-
-  it('shares identical subgraph queries in flight unless GATEWAY_DEDUPLICATE_QUERIES is false', () => {
-    const deduplicate = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { GATEWAY_DEDUPLICATE_QUERIES: value }) }).gatewayDeduplicateQueries;
-    expect(deduplicate()).toBe(true);
-    expect(deduplicate('FALSE')).toBe(false);
-    expect(deduplicate('true')).toBe(true);
-    expect(() => deduplicate('no')).toThrow(ConfigError);
   });
 });
 
@@ -309,7 +208,7 @@ describe('path routing', () => {
     for (const path of ['/api/authors/', '/api/categories/', '/api/publishers/']) {
       const res = await via().get(path);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual((await request(stack.urls.book).get(path)).body);
+      expect(res.body).toEqual((await request(setup.stack.urls.book).get(path)).body);
     }
   });
 
@@ -334,7 +233,7 @@ describe('path routing', () => {
 describe('a service that is down or too slow', () => {
   it('answers 503 "Service unavailable: <name>" at once when the connection is refused', async () => {
     // A deadline past the test's own: the answer can only come from the refusal, not from waiting one out.
-    const down = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${await closedPort()}` } }, { upstreamTimeoutMs: 600_000 });
+    const down = await gatewayWith({ urls: { ...setup.stack.config.urls, analytics: `http://127.0.0.1:${await closedPort()}` } }, { upstreamTimeoutMs: 600_000 });
     const res = await request(down.url).get('/analytics/dashboard').set('X-Request-Id', 'trace-down');
     expectEnvelope(res, 503, 'Service unavailable: analytics');
     expect(res.body.path).toBe('/analytics/dashboard');
@@ -351,7 +250,7 @@ describe('a service that is down or too slow', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const slow = await gatewayWith({ urls: { ...stack.config.urls, analytics: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` } }, { upstreamTimeoutMs: 300 });
+      const slow = await gatewayWith({ urls: { ...setup.stack.config.urls, analytics: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` } }, { upstreamTimeoutMs: 300 });
       expectEnvelope(await request(slow.url).post('/analytics/x').send({ a: 1 }), 503, 'Service unavailable: analytics');
       // The gateway waited on a request the service had received, then gave up on it itself.
       await waitFor(() => events.includes('connection closed'), { what: 'the gateway to close its connection to the silent service' });
@@ -360,61 +259,5 @@ describe('a service that is down or too slow', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
-  });
-});
-
-describe('actuator', () => {
-  it('health: UP with every checked upstream listed when all run', async () => {
-    const res = await via().get('/actuator/health');
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'UP', components: { auth: { status: 'UP' }, user: { status: 'UP' }, book: { status: 'UP' } } });
-  });
-
-  it('health: by default asks every upstream of the table, and marks one that is not there DOWN (503)', async () => {
-    const urls = {
-      ...stack.config.urls,
-      order: `http://127.0.0.1:${await closedPort()}`,
-      payment: `http://127.0.0.1:${await closedPort()}`,
-      analytics: `http://127.0.0.1:${await closedPort()}`,
-    };
-    const partial = await gatewayWith({ urls });
-    const res = await request(partial.url).get('/actuator/health');
-    expect(res.status).toBe(503);
-    expect(res.body).toEqual({
-      status: 'DOWN',
-      components: {
-        auth: { status: 'UP' },
-        user: { status: 'UP' },
-        book: { status: 'UP' },
-        order: { status: 'DOWN', error: 'ECONNREFUSED' },
-        payment: { status: 'DOWN', error: 'ECONNREFUSED' },
-        analytics: { status: 'DOWN', error: 'ECONNREFUSED' },
-      },
-    });
-  });
-
-  it('info and prometheus, with request durations by upstream', async () => {
-    const info = await via().get('/actuator/info');
-    expect(info.status).toBe(200);
-    expect(info.body.app.name).toBe('gateway');
-    await via().get('/api/books');
-    const metrics = await via().get('/actuator/prometheus');
-    expect(metrics.status).toBe(200);
-    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
-    expect(metrics.text).toMatch(/gateway_upstream_request_duration_seconds_count\{[^}]*upstream="book"[^}]*status="200"[^}]*\} [1-9]/);
-  });
-});
-
-// Last: it stops the user service of this file's stack.
-describe('a stopped service', () => {
-  it('gets 503 through the gateway, and health marks it DOWN', async () => {
-    await stack.services.user?.stop();
-    expectEnvelope(await via().get('/api/user/'), 503, 'Service unavailable: user');
-    const health = await via().get('/actuator/health');
-    expect(health.status).toBe(503);
-    expect(health.body.status).toBe('DOWN');
-    expect(health.body.components.user).toEqual({ status: 'DOWN', error: expect.any(String) });
-    expect(health.body.components.auth).toEqual({ status: 'UP' });
-    expect((await via().get('/api/books')).status).toBe(200);
   });
 });

@@ -1,0 +1,95 @@
+/**
+ * What the bus asks Kafka's admin API: the topics it uses, created with our partition count so
+ * nothing depends on broker auto-creation; a consumer group's offsets against the partitions' ends;
+ * and whether the cluster answers at all.
+ */
+import type { Admin, Kafka } from 'kafkajs';
+import type { Logger } from '../../logger';
+import { RETRY_BACKOFF_MS, nextBackoff } from '../bus';
+import { CLIENT_RETRY, Reconnecting } from './connection';
+import { isTopicNotServedYet } from './errors';
+
+/** How long creating topics (and waiting for them to be served) may take. */
+const TOPIC_CREATION_TIMEOUT_MS = 30000;
+
+/** One partition of a topic as a consumer group sees it (KafkaBus.partitionLag). */
+export interface PartitionLag {
+  partition: number;
+  /** The offset the group committed; -1: none yet. */
+  committed: number;
+  /** The last stable offset: what read-committed readers can reach. */
+  readableEnd: number;
+  /** Messages between the two (from the log's start when nothing is committed). */
+  behind: number;
+}
+
+export interface KafkaAdminOptions {
+  logger: Logger;
+  /** Partitions of the topics it creates. */
+  numPartitions: number;
+  healthTimeoutMs?: number;
+  /** True once the bus is closing: topics are no longer created, nor their creation retried. */
+  closed: () => boolean;
+}
+
+export class KafkaAdmin {
+  private readonly admin: Reconnecting<Admin>;
+  private readonly ensuredTopics = new Set<string>();
+
+  constructor(
+    kafka: Kafka,
+    private readonly options: KafkaAdminOptions,
+  ) {
+    this.admin = new Reconnecting(() => kafka.admin({ retry: CLIENT_RETRY }));
+  }
+
+  async health(): Promise<void> {
+    await this.admin.use('Kafka health check', this.options.healthTimeoutMs ?? 3000, (admin) => admin.describeCluster());
+  }
+
+  /** See KafkaBus.partitionLag. */
+  async partitionLag(groupId: string, topic: string): Promise<PartitionLag[]> {
+    return this.admin.use('reading committed offsets', this.options.healthTimeoutMs ?? 10000, async (admin) => {
+      const [ends, committed] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+      const committedOf = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+      return ends
+        .map(({ partition, high, low }) => {
+          const from = committedOf.get(partition) ?? -1;
+          return { partition, committed: from, readableEnd: Number(high), behind: Math.max(0, Number(high) - (from >= 0 ? from : Number(low))) };
+        })
+        .sort((a, b) => a.partition - b.partition);
+    });
+  }
+
+  /** Creates missing topics with our partition count; `force` checks topics created before again. */
+  async ensureTopics(topics: string[], force = false): Promise<void> {
+    const missing = topics.filter((topic) => force || !this.ensuredTopics.has(topic));
+    if (missing.length === 0 || this.options.closed()) return;
+    // Topics created a moment ago (by this process or a neighbour) may not be served yet: kafkajs's
+    // wait for their leaders gives up on `This server does not host this topic-partition`, which
+    // only means "not yet". Such errors are waited out here, within the same bound.
+    const deadline = Date.now() + TOPIC_CREATION_TIMEOUT_MS;
+    for (let delayMs = RETRY_BACKOFF_MS.initial; ; delayMs = nextBackoff(delayMs)) {
+      try {
+        await this.admin.use('creating Kafka topics', Math.max(1000, deadline - Date.now()), (admin) =>
+          admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: this.options.numPartitions })) }),
+        );
+        break;
+      } catch (error) {
+        if (this.options.closed() || !isTopicNotServedYet(error) || Date.now() + delayMs > deadline) throw error;
+        this.options.logger.warn({ topics: missing, error: (error as Error).message, retryInMs: delayMs }, 'Kafka topics not ready yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+    for (const topic of missing) this.ensuredTopics.add(topic);
+  }
+
+  /** Every topic is checked again before its next use, in case the cluster itself was replaced. */
+  forgetTopics(): void {
+    this.ensuredTopics.clear();
+  }
+
+  close(): Promise<void> {
+    return this.admin.close();
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * The Kafka adapter: the full setup's event bus, through kafkajs. Only this folder imports kafkajs
+ * (eslint.config.mjs holds it to that), so the client can be swapped without touching a service.
+ */
+export { KafkaBus, type KafkaBusOptions } from './bus';
+export type { PartitionLag } from './admin';
+export { isRetriableKafkaError } from './errors';

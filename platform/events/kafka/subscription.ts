@@ -1,0 +1,289 @@
+/**
+ * A subscription on Kafka: one kafkajs consumer in its group, delivering batches to the handler,
+ * redelivering what failed, and replaced when it stalls or stops on an error.
+ */
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from '../../logger';
+import type { ConsumedMessage, SubscribeOptions } from '../bus';
+import { RETRY_BACKOFF_MS, deliver, nextBackoff } from '../bus';
+import type { PartitionLag } from './admin';
+import { CLIENT_RETRY, withTimeout } from './connection';
+import { consumerStopIsPassing } from './errors';
+
+/** See KafkaBusOptions.stallTimeoutMs (bus.ts). A fetch starts at least every `maxWaitTimeInMs` while a consumer is healthy. */
+export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
+/** How long a stalled consumer is given to leave its group before its replacement starts anyway. */
+const STALLED_DISCONNECT_TIMEOUT_MS = 5000;
+
+function toConsumed(topic: string, partition: number, message: KafkaMessage): ConsumedMessage {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (last !== undefined) headers[name] = last.toString();
+  }
+  return { topic, partition, offset: message.offset, key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers };
+}
+
+/**
+ * One kafkajs consumer in the group. A failing handler must get the same message again without the
+ * partition moving on, and without stalling the group. We use eachBatch with manual resolveOffset:
+ * kafkajs fetches a partition from its last *resolved* offset, so leaving the failed message
+ * unresolved and pausing the partition for the back-off makes the next fetch start at that very
+ * message. Offsets are resolved (and later committed) only after `handle` resolved. Retrying inside
+ * the handler instead would hold the whole fetch loop (every partition) and need its own stop and
+ * rebalance plumbing; throwing would make kafkajs retry on its own schedule and then restart the
+ * consumer, rebalancing the whole group. A pause is local to this partition, dropped with it on a
+ * rebalance (the next owner starts at the committed offset, i.e. the failed message) and survives
+ * heartbeats untouched.
+ *
+ * kafkajs starts a fetch at least every `maxWaitTimeInMs` while it runs, after the previous fetch's
+ * batches are handled. A consumer that shows no sign of life (a fetch, a join, a rebalance, a
+ * restart) for `stallTimeoutMs` is stuck: in a handler that never returns or in a fetch loop that
+ * ended. So is one that keeps fetching but, for as long, neither reads nor commits on a partition
+ * assigned to it while that partition has readable messages and no handler failure is being retried
+ * on it: kafkajs holds the partition, so no other member of the group gets it. Either way it is
+ * disconnected and replaced; its partitions resume at the committed offsets, and the handlers'
+ * idempotence absorbs what the stuck one may still finish.
+ */
+export class KafkaSubscription {
+  private consumer: Consumer | undefined;
+  private stopping = false;
+  private readonly retries = new Map<string, { offset: string; delayMs: number }>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private recoveryDelayMs = RETRY_BACKOFF_MS.initial;
+  /** Recoveries since the consumer last started cleanly. */
+  private recoveries = 0;
+  private lastSignOfLife = Date.now();
+  private watchdog: NodeJS.Timeout | undefined;
+  private replacing = false;
+  /** The partitions the group gave the current consumer, as `topic/partition`. */
+  private assigned = new Set<string>();
+  /** Per assigned partition: the next offset this consumer will read, as far as it got. */
+  private readonly positions = new Map<string, number>();
+  /** Per assigned partition with readable messages: where it stood when last seen moving. */
+  private readonly progress = new Map<string, { position: number; since: number }>();
+  private checkingProgress = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly options: SubscribeOptions,
+    private readonly logger: Logger,
+    private readonly limits: { concurrency: number; stallTimeoutMs: number },
+    private readonly ensureTopics: (force: boolean) => Promise<void>,
+    private readonly lag: (topic: string) => Promise<PartitionLag[]>,
+  ) {}
+
+  /** Resolves once the consumer has joined its group and received its partitions. */
+  async start(joinTimeoutMs: number): Promise<void> {
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      // A member that died (a killed process, a broker restart) is given up after 10 s rather than
+      // kafkajs's 30 s, so its partitions move on sooner; batches heartbeat well within that.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 3000,
+      // kafkajs fetches each partition from the leader its cached metadata names; metadata read while
+      // a new topic's partitions were still being set up would otherwise stand for 5 minutes.
+      metadataMaxAge: 30_000,
+      allowAutoTopicCreation: false,
+      // Also how long a fetch waits when every assigned partition is paused for a back-off.
+      maxWaitTimeInMs: 1000,
+      ...(this.options.maxBytesPerPartition
+        ? { maxBytesPerPartition: this.options.maxBytesPerPartition, maxBytes: Math.max(10 << 20, 4 * this.options.maxBytesPerPartition) }
+        : {}),
+      retry: {
+        ...CLIENT_RETRY,
+        // A replaced cluster (or a deleted topic) would otherwise leave the consumer restarting forever.
+        restartOnFailure: async () => {
+          await this.ensureTopics(true).catch(() => undefined);
+          return true;
+        },
+      },
+    });
+    this.consumer = consumer;
+    this.lastSignOfLife = Date.now();
+    // A new consumer is watched from its own start.
+    this.progress.clear();
+    for (const event of [consumer.events.FETCH_START, consumer.events.GROUP_JOIN, consumer.events.REBALANCING, consumer.events.CRASH]) {
+      consumer.on(event, () => {
+        if (consumer === this.consumer) this.lastSignOfLife = Date.now();
+      });
+    }
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (consumer !== this.consumer) return;
+      this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) => partitions.map((partition) => `${topic}/${partition}`)));
+      // A partition the group gives back to this consumer keeps its watch: a group that rebalances
+      // more often than the stall timeout must not hide a partition this consumer never reads.
+      for (const key of [...this.progress.keys()]) if (!this.assigned.has(key)) this.progress.delete(key);
+      this.positions.clear();
+    });
+    // A fetch that brought only control records or aborted messages never reaches eachBatch; kafkajs
+    // moves past it on its own and says so here.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (consumer === this.consumer && payload.batchSize === 0) this.positions.set(`${payload.topic}/${payload.partition}`, Number(payload.lastOffset) + 1);
+    });
+    this.watch();
+    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) this.recover(consumer, payload.error);
+    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: this.options.topics, fromBeginning: true });
+      await consumer.run({
+        partitionsConsumedConcurrently: this.options.partitionsConcurrently ?? this.limits.concurrency,
+        eachBatchAutoResolve: false,
+        autoCommitInterval: 1000,
+        eachBatch: (payload) => this.eachBatch(payload),
+      });
+      if (joinTimeoutMs > 0) await withTimeout(joined, joinTimeoutMs, `joining consumer group ${this.options.groupId}`);
+      // stop() may have run while a recovery was starting this consumer.
+      if (this.stopping) await consumer.disconnect();
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.watchdog);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await this.consumer?.disconnect().catch((error: unknown) => this.logger.warn({ err: error }, 'kafka consumer did not disconnect cleanly'));
+  }
+
+  private async eachBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const { topic, partition } = batch;
+    const size = this.options.handleBatch ? (this.options.maxBatchSize ?? 500) : 1;
+    for (let start = 0; start < batch.messages.length; start += size) {
+      if (this.stopping || !payload.isRunning() || payload.isStale()) return;
+      const messages = batch.messages.slice(start, start + size);
+      try {
+        await deliver(
+          this.options,
+          messages.map((message) => toConsumed(topic, partition, message)),
+        );
+      } catch (error) {
+        this.retryLater(topic, partition, messages[0].offset, error, () => payload.pause());
+        return;
+      }
+      this.retries.delete(`${topic}/${partition}`);
+      payload.resolveOffset(messages[messages.length - 1].offset);
+      // Resolving a batch's last message also passes the control records after it.
+      const last = start + size >= batch.messages.length ? batch.lastOffset() : messages[messages.length - 1].offset;
+      this.positions.set(`${topic}/${partition}`, Number(last) + 1);
+      await payload.commitOffsetsIfNecessary();
+      // Throws when the group rebalances; kafkajs then rejoins and refetches from the resolved offset.
+      await payload.heartbeat();
+    }
+  }
+
+  private retryLater(topic: string, partition: number, offset: string, error: unknown, pause: () => () => void): void {
+    const key = `${topic}/${partition}`;
+    const previous = this.retries.get(key);
+    const delayMs = previous?.offset === offset ? nextBackoff(previous.delayMs) : RETRY_BACKOFF_MS.initial;
+    this.retries.set(key, { offset, delayMs });
+    this.logger.warn({ err: error, topic, partition, offset, groupId: this.options.groupId, retryInMs: delayMs }, 'event handler failed; redelivering');
+    const resume = pause();
+    // After a restart the consumer's new group state is not paused, so a failing resume is moot.
+    this.later(delayMs, async () => resume());
+  }
+
+  private later(delayMs: number, work: () => Promise<void>): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      work().catch(() => undefined);
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private watch(): void {
+    if (this.watchdog) return;
+    const { stallTimeoutMs } = this.limits;
+    this.watchdog = setInterval(
+      () => {
+        const silentForMs = Date.now() - this.lastSignOfLife;
+        if (this.stopping || this.replacing || !this.consumer) return;
+        if (silentForMs >= stallTimeoutMs) this.replace(this.consumer, { silentForMs });
+        else if (!this.checkingProgress) {
+          this.checkingProgress = true;
+          this.checkProgress(this.consumer)
+            .catch((error: unknown) => this.logger.debug({ err: error, groupId: this.options.groupId }, 'could not read the consumer group offsets'))
+            .finally(() => (this.checkingProgress = false));
+        }
+      },
+      Math.max(100, stallTimeoutMs / 4),
+    );
+    this.watchdog.unref();
+  }
+
+  /**
+   * Replaces `consumer` when a partition assigned to it has had readable messages, no handler failure
+   * in retry, and no move of its position (what the consumer read, or the group committed) for
+   * `stallTimeoutMs`. The readable end is the last stable offset, so a transaction still open on the
+   * partition does not count as a stall.
+   */
+  private async checkProgress(consumer: Consumer): Promise<void> {
+    const topics = new Set([...this.assigned].map((key) => key.slice(0, key.lastIndexOf('/'))));
+    const stuck: string[] = [];
+    for (const topic of topics) {
+      const partitions = await this.lag(topic);
+      if (consumer !== this.consumer) return;
+      const now = Date.now();
+      for (const { partition, committed, readableEnd, behind } of partitions) {
+        const key = `${topic}/${partition}`;
+        if (!this.assigned.has(key)) continue;
+        const read = this.positions.get(key);
+        const position = Math.max(committed, read ?? -1);
+        const waiting = read === undefined ? behind : readableEnd - position;
+        const seen = this.progress.get(key);
+        if (waiting <= 0 || this.retries.has(key) || !seen || seen.position !== position) this.progress.set(key, { position, since: now });
+        else if (now - seen.since >= this.limits.stallTimeoutMs) stuck.push(`${key}@${position}<${readableEnd}`);
+      }
+    }
+    if (stuck.length > 0 && consumer === this.consumer && !this.replacing && !this.stopping) this.replace(consumer, { notMovingOn: stuck });
+  }
+
+  private replace(stalled: Consumer, why: { silentForMs: number } | { notMovingOn: string[] }): void {
+    this.replacing = true;
+    this.logger.error({ groupId: this.options.groupId, topics: this.options.topics, ...why }, 'kafka consumer stalled; replacing it');
+    void (async () => {
+      // A handler that never returns keeps kafkajs from finishing the disconnect; the group then
+      // drops the stalled member after its session timeout and hands its partitions over.
+      await withTimeout(stalled.disconnect(), STALLED_DISCONNECT_TIMEOUT_MS, 'disconnecting a stalled consumer').catch(() => undefined);
+      if (this.stopping || stalled !== this.consumer) return;
+      try {
+        await this.start(0);
+      } catch (error) {
+        if (this.consumer) this.recover(this.consumer, error);
+      }
+    })().finally(() => (this.replacing = false));
+  }
+
+  /**
+   * kafkajs gives up on errors it deems permanent; a subscription must not die silently. A consumer
+   * that stopped on an error that only means "not now" (see isRetriableKafkaError) is started again
+   * with a warning; an operator is called (an error line) for any other error, or when the same
+   * kind keeps stopping it: after `PASSING_RECOVERIES` recoveries in a row.
+   */
+  private recover(crashed: Consumer, error: unknown): void {
+    if (this.stopping || crashed !== this.consumer) return;
+    const delayMs = this.recoveryDelayMs;
+    this.recoveryDelayMs = nextBackoff(delayMs);
+    this.recoveries += 1;
+    const fields = { err: error, groupId: this.options.groupId, retryInMs: delayMs, recoveries: this.recoveries };
+    if (consumerStopIsPassing(error, this.recoveries)) this.logger.warn(fields, 'kafka consumer stopped on a passing broker error; starting a new one');
+    else this.logger.error(fields, 'kafka consumer crashed; starting a new one');
+    this.later(delayMs, async () => {
+      if (this.stopping) return;
+      try {
+        await this.start(0);
+        this.recoveryDelayMs = RETRY_BACKOFF_MS.initial;
+        this.recoveries = 0;
+      } catch (restartError) {
+        if (this.consumer) this.recover(this.consumer, restartError);
+      }
+    });
+  }
+}
