@@ -22,6 +22,11 @@ describe("kafkajs's log lines in ours", () => {
     write(entry(logLevel.ERROR, { message: 'Crash: something unexpected' }));
     write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator' }));
     write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSNonRetriableError: Offset out of range' }));
+    write(entry(logLevel.ERROR, { message: "Crash: KafkaJSProtocolError: The coordinator is loading and hence can't process requests for this group" }));
+    write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSProtocolError: The group member needs to have a valid member id before actually entering a consumer group' }));
+    write(entry(logLevel.ERROR, { message: 'Restarting the consumer in 100ms', retryTime: 100 }));
+    write(entry(logLevel.ERROR, { message: 'Response CreateTopics(key: 19, version: 3)', error: 'Topic creation errors' }));
+    write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSProtocolError: Not authorized to access topics: [Topic authorization failed.]' }));
     expect(capture.entriesAtLeast(40).map((line) => [line.level, line.msg])).toEqual([
       [40, `Failed to send messages: ${concurrent}`],
       [40, 'Response AddPartitionsToTxn(key: 24, version: 1)'],
@@ -29,6 +34,11 @@ describe("kafkajs's log lines in ours", () => {
       [50, 'Crash: something unexpected'],
       [40, 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator'],
       [50, 'Crash: KafkaJSNonRetriableError: Offset out of range'],
+      [40, "Crash: KafkaJSProtocolError: The coordinator is loading and hence can't process requests for this group"],
+      [50, 'Crash: KafkaJSProtocolError: The group member needs to have a valid member id before actually entering a consumer group'],
+      [40, 'Restarting the consumer in 100ms'],
+      [40, 'Response CreateTopics(key: 19, version: 3)'],
+      [50, 'Crash: KafkaJSProtocolError: Not authorized to access topics: [Topic authorization failed.]'],
     ]);
   });
 

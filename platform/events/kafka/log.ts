@@ -13,7 +13,16 @@ const PINO_METHODS = { [ERROR]: 'error', [WARN]: 'warn', [INFO]: 'info', [DEBUG]
 /** The broker's answers that only mean "not yet" (kafkajs retries them) or "already done". */
 // kafkajs keeps its table of protocol errors (code, message, retriable) in a module it does not re-export.
 const { errorCodes } = require('kafkajs/src/protocol/error') as { errorCodes: { message: string; retriable: boolean }[] };
-const PASSING_KAFKA_ERRORS = new Set([...errorCodes.filter((code) => code.retriable).map((code) => code.message), 'Topic with this name already exists']);
+const PASSING_KAFKA_ERRORS = new Set([
+  ...errorCodes.filter((code) => code.retriable).map((code) => code.message),
+  'Topic with this name already exists',
+  // Several topics' answers in one: kafkajs's admin takes them all "already exists" as done, and
+  // throws anything else to our caller, which logs it.
+  'Topic creation errors',
+]);
+
+/** kafkajs restarts a consumer that stopped on a retriable error; the restart is the recovery. */
+const RESTARTING_CONSUMER = 'Restarting the consumer in ';
 
 /** kafkajs's producer reports a send it is about to retry with the broker's message after this. */
 const RETRIED_SEND = 'Failed to send messages: ';
@@ -35,13 +44,19 @@ export function kafkaLogCreator(logger: Logger) {
       // not a failure of ours: it is logged, but not at error level. A send that runs out of retries
       // fails the publish, and the outbox relay logs that.
       const reported = typeof fields.error === 'string' ? fields.error : message.startsWith(RETRIED_SEND) ? message.slice(RETRIED_SEND.length) : message;
-      const transient = level === ERROR && (PASSING_KAFKA_ERRORS.has(reported) || isPassingCrash(message));
+      const transient = level === ERROR && (PASSING_KAFKA_ERRORS.has(reported) || isPassingCrash(message) || message.startsWith(RESTARTING_CONSUMER));
       const method = message.startsWith('Limiting retries for the idempotent producer') ? 'debug' : transient ? 'warn' : PINO_METHODS[level];
       logger[method]({ kafka: namespace, ...fields }, message);
     };
 }
 
-/** kafkajs's own line for a consumer that stopped (`Crash: <name>: <message>`), when the error only means "not now". */
+/**
+ * kafkajs's own line for a consumer that stopped (`Crash: <name>: <message>`), when the error only
+ * means "not now": a passing error by its name, or a broker answer kafkajs retries (the group's
+ * coordinator still loading after a broker start).
+ */
 function isPassingCrash(message: string): boolean {
-  return message.startsWith('Crash: ') && PASSING_KAFKA_ERROR_NAMES.includes(message.slice('Crash: '.length).split(':')[0]);
+  if (!message.startsWith('Crash: ')) return false;
+  const [name, ...rest] = message.slice('Crash: '.length).split(': ');
+  return PASSING_KAFKA_ERROR_NAMES.includes(name) || (name === 'KafkaJSProtocolError' && PASSING_KAFKA_ERRORS.has(rest.join(': ')));
 }
