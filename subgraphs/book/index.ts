@@ -1,5 +1,4 @@
 /** The book service: the catalogue (books, authors, categories, publishers), covers and stock (CONTRACT §4). */
-import type { TokenVerifier } from '../../platform/auth';
 import { buildService, type ServiceDeps } from '../../rest-compat/service';
 import { coverStoreFor, S3CoverStore, type CoverStore } from './covers';
 import { Author, Book, BookAuthor, Category, OrderStock, Publisher } from './entities';
@@ -14,8 +13,6 @@ import { seedDemoCatalogue } from './seed';
 import { BookService, type Catalogue } from './service';
 
 export interface BookServiceDeps extends ServiceDeps {
-  /** Defaults to the auth service's JWKS at `config.urls.auth`. */
-  verifier?: TokenVerifier;
   /** Fill an empty catalogue with the demo books; `config.seedDemoCatalogue` unless given. */
   seedDemoCatalogue?: boolean;
   /** Defaults to the store the configuration names (a directory under DATA_DIR, or S3). */
