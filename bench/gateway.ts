@@ -41,12 +41,12 @@ export interface CpuPerRequest {
 }
 
 /** The processes whose CPU a load is charged to: the target's (none when it is the service itself) and the services'. */
-interface Charged {
+export interface Charged {
   gateways: Partial<Record<string, Started>>;
   services: Started;
 }
 
-type Row = LoadResult & { target: string; cpuUsPerRequest?: CpuPerRequest };
+export type Row = LoadResult & { target: string; cpuUsPerRequest?: CpuPerRequest };
 
 /**
  * The machine is shared, and its load shifts within seconds: the targets of a path take turns in
@@ -55,7 +55,7 @@ type Row = LoadResult & { target: string; cpuUsPerRequest?: CpuPerRequest };
  */
 const ROUND_SECONDS = 2;
 
-async function measure(targets: Target[], seconds: number, charged?: Charged, warmupSeconds = WARMUP_SECONDS): Promise<Row[]> {
+export async function measure(targets: Target[], seconds: number, charged?: Charged, warmupSeconds = WARMUP_SECONDS): Promise<Row[]> {
   if (warmupSeconds > 0) for (const t of targets) await load({ ...t, connections: CONNECTIONS, seconds: warmupSeconds });
   const rounds = Math.max(1, Math.round(seconds / ROUND_SECONDS));
   const results = targets.map(() => [] as LoadResult[]);

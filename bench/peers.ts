@@ -34,7 +34,8 @@ async function startServices(): Promise<{ started: Started; services: Services }
   return { started, services };
 }
 
-export async function startOurGateway(services: Services, port: number, nodeArgs: string[] = [], deduplicate = true): Promise<Started> {
+/** `env`: settings beside those of the bench (tracing's, for bench/tracing.ts). */
+export async function startOurGateway(services: Services, port: number, nodeArgs: string[] = [], deduplicate = true, env: Record<string, string> = {}): Promise<Started> {
   const started = startGroup('our gateway', process.execPath, [...nodeArgs, path.join(dist, 'gateway', 'main.js')], {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
@@ -49,6 +50,7 @@ export async function startOurGateway(services: Services, port: number, nodeArgs
     INTERNAL_API_KEY: randomBytes(16).toString('hex'),
     DB_URL: '',
     KAFKA_BROKERS: '',
+    ...env,
   });
   await ready(started, async () => (await fetch(`http://127.0.0.1:${port}/api/books?limit=1`)).status === 200);
   return started;

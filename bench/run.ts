@@ -12,6 +12,7 @@ const BENCHES: Record<string, string[]> = {
   events: ['20000'],
   commerce: ['10'],
   gateway: [process.env.BENCH_SECONDS ?? '10'],
+  tracing: [process.env.BENCH_SECONDS ?? '10'],
   analytics: ['10000', '1000000'],
   catalogue: ['100', '10000'],
 };

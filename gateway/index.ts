@@ -12,6 +12,7 @@ import { SERVICE_NAMES, type Config, type ServiceName } from '../platform/config
 import { gatewayForwarding } from '../platform/forwarded';
 import { actuatorRouter } from '../platform/actuator';
 import { listen, type Listening } from '../platform/http';
+import { traceRequests } from '../platform/telemetry/spans';
 import type { Logger } from '../platform/logger';
 import { outgoingHeaders } from '../platform/request-context';
 import { errorHandler, methodNotAllowed, noSniff, notFoundHandler, requestId } from '../rest-compat/app';
@@ -142,9 +143,9 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
     app,
     async start(port, host = '0.0.0.0') {
       listening = await listen(
-        (req, res) => {
+        traceRequests('gateway', (req, res) => {
           if (!front(req, res)) app(req, res);
-        },
+        }),
         port,
         host,
       );

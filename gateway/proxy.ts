@@ -19,6 +19,7 @@ import type { Config, ServiceName } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { errorEnvelope, notFound } from '../platform/errors';
 import { sendJson } from '../platform/http';
+import { endCall, startCall, withTraceHeaders } from '../platform/telemetry/spans';
 import { answeredBeforeTheApp } from '../rest-compat/app';
 import { isInternalOnly, pathnameOf, upstreamFor } from './proxy-routes';
 
@@ -142,6 +143,9 @@ function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.Serv
   const target = targetOf(upstreams.targets, upstreams.config.urls[upstream]);
   const bodiless = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
   const headers = upstreamHeaders(req, target, bodiless);
+  // With tracing on, a CLIENT span for the upstream call; the upstream continues the trace from it.
+  const call = startCall(req.method ?? 'GET', target, { 'bookstore.upstream': upstream });
+  if (call) withTraceHeaders(headers, call.context);
   let failed = false;
   let abort: ((reason: Error) => void) | undefined;
   const fail = (error: Error) => {
@@ -152,6 +156,7 @@ function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.Serv
   const end = upstreams.duration.startTimer({ upstream, method: req.method });
   res.once('close', () => {
     end({ status: String(res.statusCode) });
+    endCall(call, { status: res.statusCode });
     // A client that goes away takes the upstream request with it.
     if (!res.writableFinished) abort?.(new Error('the client went away'));
   });

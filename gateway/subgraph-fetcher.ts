@@ -12,7 +12,8 @@
  * Hive Gateway and, opt-in, the Apollo Router): a subgraph request whose URL, headers and body equal
  * those of a query still waiting for its answer waits for that answer instead of going out again,
  * and each caller gets its own copy. Only the request id may differ (the subgraph logs the first
- * caller's), so callers with other credentials or another client address never share. Only a query
+ * caller's, and with tracing on only the trace context: each caller's CLIENT span and the shared
+ * call's link to each other), so callers with other credentials or another client address never share. Only a query
  * is shared: a body that does not begin with a query operation (a mutation, a persisted-query hash,
  * anything else) goes out on its own, and nothing is kept once the answer has arrived. Under ten
  * clients asking the same dashboard, the services did a fifth of the work per request with it.
@@ -20,6 +21,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Fetcher, FetcherHeaders, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
+import { TRACE_HEADERS, endCall, startCall, withTraceHeaders } from '../platform/telemetry/spans';
 
 /** How long a subgraph may take to answer (or stay silent mid-answer) before the call fails. */
 export const SUBGRAPH_TIMEOUT_MS = 30_000;
@@ -118,8 +120,8 @@ interface Received {
   body: Buffer;
 }
 
-/** A header that may differ between callers of one shared call: each request's own id. */
-const PER_CALLER_HEADERS = new Set(['x-request-id']);
+/** Headers that may differ between callers of one shared call: each request's own id and trace context. */
+const PER_CALLER_HEADERS = new Set<string>(['x-request-id', ...TRACE_HEADERS]);
 
 /**
  * The body @apollo/gateway's data source sends (`JSON.stringify({ query, ... })`, the query first)
@@ -135,6 +137,9 @@ function callKey(url: string, headers: Record<string, string>, body: string): st
   for (const name of Object.keys(headers).sort()) if (!PER_CALLER_HEADERS.has(name.toLowerCase())) key += `${name.toLowerCase()}: ${headers[name]}\n`;
   return `${key}\n${body}`;
 }
+
+/** A caller's CLIENT span (platform/telemetry/spans.ts), when tracing is on. */
+type Call = ReturnType<typeof startCall>;
 
 export interface SubgraphFetcherOptions {
   /** How long a subgraph may take to answer (or stay silent mid-answer); default SUBGRAPH_TIMEOUT_MS. */
@@ -153,18 +158,21 @@ export function createSubgraphFetcher({ timeoutMs = SUBGRAPH_TIMEOUT_MS, dedupli
   const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
   // A few subgraph URLs serve every call: each is parsed once.
   const targets = new Map<string, URL>();
-  const inFlight = new Map<string, Promise<Received>>();
+  const inFlight = new Map<string, { received: Promise<Received>; call: Call }>();
+  const targetOf = (url: string): URL => {
+    let target = targets.get(url);
+    if (!target) {
+      target = new URL(url);
+      targets.set(url, target);
+    }
+    return target;
+  };
 
-  const call = (url: string, init: FetcherRequestInit, body: string | undefined) =>
+  const call = (target: URL, init: FetcherRequestInit, body: string | undefined) =>
     new Promise<Received>((resolve, reject) => {
-      let target = targets.get(url);
-      if (!target) {
-        target = new URL(url);
-        targets.set(url, target);
-      }
       const client = target.protocol === 'https:' ? https : http;
       const agent = agents[target.protocol as keyof typeof agents];
-      if (!agent) throw new TypeError(`subgraph URLs are http or https, not ${url}`);
+      if (!agent) throw new TypeError(`subgraph URLs are http or https, not ${target.href}`);
       const headers: http.OutgoingHttpHeaders = { ...init.headers };
       if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
       const request = client.request(target, { method: init.method ?? 'GET', headers, agent, timeout: timeoutMs }, (response) => {
@@ -181,19 +189,36 @@ export function createSubgraphFetcher({ timeoutMs = SUBGRAPH_TIMEOUT_MS, dedupli
     });
 
   /** One call for every identical query in flight; the first caller's call, the others wait on it. */
-  const shared = (url: string, init: FetcherRequestInit, body: string): Promise<Received> => {
+  const shared = (url: string, target: URL, init: FetcherRequestInit, body: string, traced: Call): Promise<Received> => {
     const key = callKey(url, init.headers ?? {}, body);
     const pending = inFlight.get(key);
-    if (pending) return pending;
-    const started = call(url, init, body).finally(() => inFlight.delete(key));
-    inFlight.set(key, started);
-    return started;
+    if (pending) {
+      if (traced && pending.call) {
+        traced.span.setAttribute('bookstore.deduplicated', true);
+        traced.span.addLink({ context: pending.call.span.spanContext() });
+        pending.call.span.addLink({ context: traced.span.spanContext() });
+      }
+      return pending.received;
+    }
+    const received = call(target, init, body).finally(() => inFlight.delete(key));
+    inFlight.set(key, { received, call: traced });
+    return received;
   };
 
   const fetch: Fetcher = async (url: string, init: FetcherRequestInit = {}) => {
     const body = typeof init.body === 'string' ? init.body : undefined;
-    const received = deduplicate && (init.method ?? 'GET') === 'POST' && isQueryBody(body) ? await shared(url, init, body) : await call(url, init, body);
-    return new Answer(url, received.status, received.statusText, received.headers, received.body);
+    const target = targetOf(url);
+    const method = init.method ?? 'GET';
+    const traced = startCall(method, target);
+    const sent = traced ? { ...init, headers: withTraceHeaders({ ...init.headers }, traced.context) } : init;
+    try {
+      const received = deduplicate && method === 'POST' && isQueryBody(body) ? await shared(url, target, sent, body, traced) : await call(target, sent, body);
+      endCall(traced, received);
+      return new Answer(url, received.status, received.statusText, received.headers, received.body);
+    } catch (error) {
+      endCall(traced, { error });
+      throw error;
+    }
   };
   return {
     fetch,

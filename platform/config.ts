@@ -11,12 +11,14 @@ import { apolloTelemetryDisabled, readGateway, type GatewayConfig } from './conf
 import { readKafka, type KafkaConfig } from './config/kafka';
 import { readNetwork, type NetworkConfig } from './config/network';
 import { readStripe, type StripeConfig } from './config/stripe';
+import { readTelemetry, type TelemetryConfig } from './config/telemetry';
 
 export { EMBEDDED_ADMIN } from './config/auth';
 export { ConfigError, type LoadOptions } from './config/env';
 export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network';
+export type { TracingConfig } from './config/telemetry';
 
-export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, CatalogueConfig, AuthConfig, StripeConfig {
+export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig {
   logLevel: string;
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -39,6 +41,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ...readGateway(reader),
     ...readCatalogue(reader, network.ports.gateway),
     ...readStripe(reader),
+    ...readTelemetry(reader),
   };
   applyApolloTelemetry(config.apolloTelemetryDisabled);
   return config;
@@ -63,4 +66,12 @@ function applyApolloTelemetry(disabled: boolean): boolean {
 export function loadSchemaCheckConfig(env: Env = process.env): { baseRef: string | undefined; apolloTelemetryDisabled: boolean } {
   const reader = envReader(env, {});
   return { baseRef: reader.read('SCHEMA_BASE_REF'), apolloTelemetryDisabled: applyApolloTelemetry(apolloTelemetryDisabled(reader.read('APOLLO_TELEMETRY_DISABLED'))) };
+}
+
+/**
+ * What a process reads before anything else is loaded (platform/telemetry/register.ts): the
+ * tracing settings alone, so instrumentation is in place before the modules it patches are required.
+ */
+export function loadTelemetryConfig(env: Env = process.env): TelemetryConfig {
+  return readTelemetry(envReader(env, {}));
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Column, DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import type { Config } from './config';
 import { serviceUnavailable, type AppError } from './errors';
+import { inSpan } from './telemetry/spans';
 
 export type DatabaseKind = 'mysql' | 'sqlite';
 
@@ -45,9 +46,17 @@ export class Database {
 
   /**
    * Runs `work` in one transaction. SQLite has a single connection in TypeORM, so its
-   * transactions are queued here; otherwise two concurrent ones would nest as savepoints.
+   * transactions are queued here; otherwise two concurrent ones would nest as savepoints. With
+   * tracing on, the transaction is a span (its wait in the queue included); on MySQL the queries
+   * in it are spans of the mysql2 instrumentation in a real process.
    */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return inSpan(`transaction ${this.name}`, { attributes: { 'db.system.name': this.kind === 'mysql' ? 'mysql' : 'sqlite', 'db.namespace': this.name } }, () =>
+      this.untracedTransaction(work),
+    );
+  }
+
+  private untracedTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (this.kind === 'mysql') return this.mysqlTransaction(work);
     const run = this.sqliteQueue.then(() => this.dataSource.transaction(work));
     this.sqliteQueue = run.catch(() => undefined);

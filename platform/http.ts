@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorEnvelope, serviceUnavailable } from './errors';
 import { outgoingHeaders } from './request-context';
+import { endCall, startCall, withTraceHeaders } from './telemetry/spans';
 
 export interface Listening {
   server: http.Server;
@@ -98,14 +99,20 @@ export interface CallOptions {
 
 /**
  * `fetch` to another service, carrying the current request's id (and with `asCaller` the caller's
- * token) from the request context; a refused connection or a timeout becomes 503.
+ * token) from the request context, and the trace context of its CLIENT span; a refused connection
+ * or a timeout becomes 503.
  */
 export async function callService(url: string, init: RequestInit, options: CallOptions): Promise<Response> {
   const headers = new Headers(init.headers);
-  for (const [name, value] of Object.entries(outgoingHeaders(options.asCaller))) if (!headers.has(name)) headers.set(name, value);
+  const call = startCall(init.method ?? 'GET', url);
+  const carried = call ? withTraceHeaders(outgoingHeaders(options.asCaller), call.context) : outgoingHeaders(options.asCaller);
+  for (const [name, value] of Object.entries(carried)) if (!headers.has(name)) headers.set(name, value);
   try {
-    return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
-  } catch {
+    const response = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
+    endCall(call, response);
+    return response;
+  } catch (error) {
+    endCall(call, { error });
     throw serviceUnavailable(`The ${options.service} service is unavailable`, `${options.service.toUpperCase()}_UNAVAILABLE`);
   }
 }

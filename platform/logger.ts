@@ -1,10 +1,12 @@
 /**
  * The one logger: pino, structured JSON on stdout. Services take a child carrying their name; every
  * line written during a request carries its `requestId`, and during an event's handling its
- * `eventId`, read from the request context (platform/request-context.ts), whichever logger wrote it.
+ * `eventId`, read from the request context (platform/request-context.ts), whichever logger wrote it;
+ * with tracing on, also the `trace_id` and `span_id` of the span it was written in.
  */
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { contextLogFields } from './request-context';
+import { traceLogFields } from './telemetry/spans';
 
 export type { DestinationStream, Logger };
 
@@ -30,7 +32,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     base: bindings,
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: { err: errorSerializer },
-    mixin: contextLogFields,
+    mixin: () => ({ ...contextLogFields(), ...traceLogFields() }),
     // Secrets never reach the log, whatever object a caller hands over.
     redact: {
       paths: [

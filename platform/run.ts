@@ -1,8 +1,11 @@
 /**
  * Process wiring shared by every `main.ts` and the embedded starter: configuration (failing fast
  * with the variable's name), logger, event bus, a clean stop on SIGINT/SIGTERM, and what an error
- * nobody caught does to the process (platform/crash.ts).
+ * nobody caught does to the process (platform/crash.ts), and tracing when it is configured
+ * (platform/telemetry; its instrumentations are registered by the first import, before the modules
+ * they patch are loaded).
  */
+import './telemetry/register';
 import 'reflect-metadata';
 import { guardProcess, stopOnCrash } from './crash';
 import { ConfigError, loadConfig, type Config, type LoadOptions } from './config';
@@ -12,6 +15,7 @@ import { createEventBus } from './events/create-bus';
 import { isRetriableKafkaError } from './events/kafka';
 import { namespacedBus } from './events/namespaced-bus';
 import { createLogger, type Logger } from './logger';
+import { startTracing, type TracingHandle } from './telemetry/tracing';
 
 export interface ProcessDeps {
   config: Config;
@@ -19,8 +23,12 @@ export interface ProcessDeps {
   bus: EventBus;
 }
 
-export function processDeps(options: LoadOptions = {}): ProcessDeps {
-  const { config, logger } = processBasics(options);
+/**
+ * `service`: what the process runs, the name its spans carry; the embedded default runs every
+ * service, and each reports its own.
+ */
+export function processDeps(options: LoadOptions & { service?: string } = {}): ProcessDeps {
+  const { config, logger } = processBasics(options, options.service ?? 'bookstore');
   return { config, logger, bus: processBus(config, logger) };
 }
 
@@ -28,7 +36,10 @@ function processBus(config: Config, logger: Logger): EventBus {
   return namespacedBus(createEventBus(config, logger), config.eventNamespace);
 }
 
-function processBasics(options: LoadOptions): { config: Config; logger: Logger } {
+/** Tracing of this process, when configured; its last spans are exported before the process exits. */
+let tracing: TracingHandle | undefined;
+
+function processBasics(options: LoadOptions, service: string): { config: Config; logger: Logger } {
   let config: Config;
   try {
     config = loadConfig(process.env, options);
@@ -41,6 +52,11 @@ function processBasics(options: LoadOptions): { config: Config; logger: Logger }
   }
   const logger = createLogger(config.logLevel);
   guardProcess(logger);
+  tracing = startTracing({ config: config.tracing, service, perService: options.embedded });
+  if (tracing) {
+    const { exporter, sampler, ratio } = config.tracing;
+    logger.info({ exporter: exporter?.kind, endpoint: exporter?.endpoint, sampler, ratio }, 'tracing on');
+  }
   return { config, logger };
 }
 
@@ -62,13 +78,15 @@ export function stopOnSignals(logger: Logger, stop: () => Promise<void>, boundMs
       logger.error({ boundMs }, 'stop took too long; exiting');
       process.exit(1);
     }, boundMs).unref();
-    stop().then(
-      () => process.exit(exitCode),
-      (error: unknown) => {
-        logger.error({ err: error }, 'unclean stop');
-        process.exit(1);
-      },
-    );
+    stop()
+      .then(() => tracing?.shutdown().catch(() => undefined))
+      .then(
+        () => process.exit(exitCode),
+        (error: unknown) => {
+          logger.error({ err: error }, 'unclean stop');
+          process.exit(1);
+        },
+      );
   };
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
@@ -104,7 +122,7 @@ export async function runAlone(
   name: keyof Config['ports'],
   build: (deps: ProcessDeps) => Promise<{ start(port: number, host?: string): Promise<number>; stop(): Promise<void> }>,
 ): Promise<void> {
-  const { config, logger } = processBasics({});
+  const { config, logger } = processBasics({}, name);
   const deadline = Date.now() + config.startupTimeoutMs;
   let delayMs = STARTUP_BACKOFF_MS.initial;
   for (let attempt = 1; ; attempt += 1) {

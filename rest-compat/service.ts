@@ -16,6 +16,7 @@ import { OutboxRelay } from '../platform/events/outbox-relay';
 import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import type { Topic } from '../platform/events/topics';
 import { listen, type Listening } from '../platform/http';
+import { traceRequests } from '../platform/telemetry/spans';
 import type { ForwardedTrust } from '../platform/forwarded';
 import type { Logger } from '../platform/logger';
 import type { ProcessDeps } from '../platform/run';
@@ -49,8 +50,8 @@ export function openServiceDatabase(tables: ServiceTables, config: DatabaseOptio
 
 /** The consumers' side of the bus, bound to the service's database, logger and consumer group (`<name>-service`). */
 export interface ServiceEvents {
-  consume<K extends Topic>(options: Omit<TopicConsumerOptions<K>, 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
-  consumeBatch(options: Omit<BatchConsumerOptions, 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
+  consume<K extends Topic>(options: Omit<TopicConsumerOptions<K>, 'service' | 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
+  consumeBatch(options: Omit<BatchConsumerOptions, 'service' | 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
 }
 
 /** What the shell hands a service's `build`. */
@@ -122,8 +123,8 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
         return verifier;
       },
       events: {
-        consume: (options) => consume({ ...options, bus, db, logger, groupId }),
-        consumeBatch: (options) => consumeBatch({ ...options, bus, db, logger, groupId }),
+        consume: (options) => consume({ ...options, service: name, bus, db, logger, groupId }),
+        consumeBatch: (options) => consumeBatch({ ...options, service: name, bus, db, logger, groupId }),
       },
     };
     const parts = await definition.build(shell);
@@ -153,7 +154,7 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
       app,
       db,
       logger,
-      relay: new OutboxRelay({ db, bus, logger }),
+      relay: new OutboxRelay({ service: name, db, bus, logger }),
       // A verifier that follows session revocations starts with the service's consumers.
       subscribe: async () => [...(await Promise.all(parts.consumers?.() ?? [])), ...(partsVerifier.follow ? [await partsVerifier.follow()] : [])],
       afterStart: parts.afterStart,
@@ -196,7 +197,7 @@ function serviceRuntime(parts: RuntimeParts): BookstoreService {
       // that fails (and is retried) never had a port open.
       parts.relay.start();
       subscriptions = await parts.subscribe();
-      listening = await listen(parts.app, port, host);
+      listening = await listen(traceRequests(parts.name, parts.app), port, host);
       parts.afterStart?.();
       parts.logger.info({ port: listening.port }, `${parts.name} service listening`);
       return listening.port;

@@ -81,13 +81,8 @@ is_our_broker() {
   [[ $cmd == *kafka.Kafka* && $cmd == *"$WORK/server.properties"* ]]
 }
 
-read_pid() {
-  [[ -s $PIDFILE ]] || return 1
-  local pid
-  pid=$(<"$PIDFILE")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  printf '%s\n' "$pid"
-}
+# shellcheck source=scripts/pidfile.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pidfile.sh"
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }

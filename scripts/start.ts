@@ -2,8 +2,11 @@
  * `npm start`: the embedded default. One process runs every service on its documented port, with
  * SQLite files under ./data and the in-process event bus (or MariaDB/Kafka when DB_URL and
  * KAFKA_BROKERS are set), then the gateway in front of them, creates the bootstrap admin and prints
- * where everything is.
+ * where everything is. With `TRACING=on` (or the OpenTelemetry variables, platform/config/telemetry.ts)
+ * every service's spans go to a trace viewer (`npm run zipkin start`).
  */
+// First: registers the tracing instrumentations before the modules they patch are loaded.
+import '../platform/telemetry/register';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import fs from 'node:fs';

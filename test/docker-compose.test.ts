@@ -61,7 +61,7 @@ function environmentOf(name: string, env: Record<string, string> = operatorEnv):
 }
 
 /** Services of images we do not build, configured by their own variables. */
-const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket'];
+const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket', 'zipkin'];
 /** Read by the AWS SDK's default credential chain (the S3 cover store), not by platform/config.ts. */
 const SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
@@ -128,6 +128,15 @@ describe('docker-compose.yml', () => {
     const config = loadConfig(environmentOf('gateway'));
     expect(config.ports.gateway).toBe(8080);
     expect(config.apolloTelemetryDisabled).toBe(true);
+  });
+
+  it.each([...SERVICE_NAMES, 'gateway'])('has the %s process send its traces to Zipkin, reachable from this machine only', (name) => {
+    const { tracing } = loadConfig(environmentOf(name));
+    expect(tracing.exporter).toEqual({ kind: 'zipkin', endpoint: 'http://zipkin:9411/api/v2/spans' });
+    expect(tracing).toMatchObject({ sampler: 'parentbased_traceidratio', ratio: 1 });
+    expect(loadConfig(environmentOf(name, { ...operatorEnv, OTEL_TRACES_SAMPLER_ARG: '0.1' })).tracing.ratio).toBe(0.1);
+    expect((services.zipkin as { image?: string }).image).toMatch(/^openzipkin\/zipkin:\d/);
+    expect(services.zipkin.ports).toEqual(['127.0.0.1:9411:9411']);
   });
 
   it('keeps book covers in MinIO, reachable from this machine only', () => {

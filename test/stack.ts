@@ -82,6 +82,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Where the services log; default stdout at the config's LOG_LEVEL (tests that read the log hand their own). */
   logger?: Logger;
+  /** Where the Stripe simulator sends its webhooks; default the payment service itself (a test may route them through a gateway). */
+  stripeWebhookUrl?: () => string;
 }
 
 /** Starts auth, user and the requested services, in the start order of SERVICE_FACTORIES. */
@@ -100,7 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
   try {
     if (wanted.has('payment')) {
-      stripe = createStripeSimulator({ webhookUrl: () => `${config.urls.payment}/api/payments/webhook`, webhookSecret: WEBHOOK_SECRET, logger });
+      stripe = createStripeSimulator({ webhookUrl: options.stripeWebhookUrl ?? (() => `${config.urls.payment}/api/payments/webhook`), webhookSecret: WEBHOOK_SECRET, logger });
       const port = await stripe.start(0, '127.0.0.1');
       config.stripe = { ...config.stripe, secretKey: 'sk_test_harness', webhookSecret: WEBHOOK_SECRET, apiUrl: `http://127.0.0.1:${port}` };
     }

@@ -10,6 +10,7 @@ import { Entity, PrimaryColumn, type EntityManager } from 'typeorm';
 import { TimestampColumn, isUniqueViolation, type Database } from '../database';
 import type { Logger } from '../logger';
 import { runInContext } from '../request-context';
+import { traceConsumption } from '../telemetry/spans';
 import { REQUEST_ID_HEADER, type ConsumedMessage, type EventBus, type Subscription } from './bus';
 import { passesQuickly } from './quick-validation';
 import { TOPIC_SCHEMAS, deadLetterTopic, type EventEnvelope, type Topic, type TopicPayloads } from './topics';
@@ -47,7 +48,21 @@ export async function parseEvent<T extends EventEnvelope>(schema: ClassConstruct
   return event;
 }
 
+/** Where a consumer's spans go (platform/telemetry/spans.ts): its service, its bus, its group. */
+interface TracedConsumer {
+  /** The service that consumes: its name on the consumer's spans (default the process's). */
+  service?: string;
+  bus: EventBus;
+  groupId: string;
+}
+
+function consumption<T>(options: TracedConsumer, messages: ConsumedMessage[], work: () => Promise<T>): Promise<T> {
+  return traceConsumption(options.service, { system: options.bus.kind === 'kafka' ? 'kafka' : 'in-process', group: options.groupId }, messages, work);
+}
+
 export interface ConsumerOptions<T extends EventEnvelope> {
+  /** The service that consumes: its name on the consumer's spans (default the process's). */
+  service?: string;
   bus: EventBus;
   db: Database;
   logger: Logger;
@@ -114,7 +129,7 @@ async function parseOrDeadLetter<T extends EventEnvelope>(
 
 export async function handleMessage<T extends EventEnvelope>(options: ConsumerOptions<T>, message: ConsumedMessage): Promise<void> {
   const event = await parseOrDeadLetter(options, options.schema, { ...message, topic: options.topic });
-  if (event) await runInContext(eventContext(event, message), () => applyOnce(options, event));
+  if (event) await consumption(options, [message], () => runInContext(eventContext(event, message), () => applyOnce(options, event)));
 }
 
 /**
@@ -169,11 +184,13 @@ async function handleBatchOfOneTopic<T extends EventEnvelope>(options: ConsumerO
   const parsed = await parseAll(options, messages, () => options.schema);
   if (parsed.length === 0) return;
   try {
-    await db.transaction(async (manager) => {
-      for (const { event, message } of await recordFresh(manager, groupId, parsed)) {
-        await runInContext(eventContext(event, message), () => options.apply(event, manager));
-      }
-    });
+    await consumption(options, messages, () =>
+      db.transaction(async (manager) => {
+        for (const { event, message } of await recordFresh(manager, groupId, parsed)) {
+          await runInContext(eventContext(event, message), () => options.apply(event, manager));
+        }
+      }),
+    );
   } catch (error) {
     options.logger.debug({ err: error, topic, size: parsed.length }, 'batch not applied whole; applying its events one by one');
     for (const { message } of parsed) await handleMessage(options, message);
@@ -257,6 +274,8 @@ export function consume(options: ConsumerOptions<EventEnvelope> | TopicConsumerO
 }
 
 export interface BatchConsumerOptions {
+  /** The service that consumes: its name on the consumer's spans (default the process's). */
+  service?: string;
   bus: EventBus;
   db: Database;
   logger: Logger;
@@ -286,14 +305,16 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
     handleBatch: async (messages) => {
       const parsed = await parseAll(options, messages, (topic) => options.topics[topic]);
       if (parsed.length === 0) return;
-      await db.transaction(async (manager) => {
-        const fresh = await recordFresh(manager, groupId, parsed);
-        if (fresh.length === 0) return;
-        await options.applyBatch(
-          fresh.map(({ message, event }) => ({ topic: message.topic, event })),
-          manager,
-        );
-      });
+      await consumption(options, messages, () =>
+        db.transaction(async (manager) => {
+          const fresh = await recordFresh(manager, groupId, parsed);
+          if (fresh.length === 0) return;
+          await options.applyBatch(
+            fresh.map(({ message, event }) => ({ topic: message.topic, event })),
+            manager,
+          );
+        }),
+      );
     },
   });
 }

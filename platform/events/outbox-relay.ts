@@ -17,7 +17,8 @@ import type { QueryRunner } from 'typeorm';
 import type { Database } from '../database';
 import type { Logger } from '../logger';
 import { runInContext } from '../request-context';
-import type { BusMessage, EventBus } from './bus';
+import { detached, startSends } from '../telemetry/spans';
+import type { BusMessage, EventBus, PublishOptions } from './bus';
 import { RETRY_BACKOFF_MS, nextBackoff } from './bus';
 import { OutboxEvent, wakerOf } from './outbox';
 
@@ -37,6 +38,8 @@ function toMessage(row: ClaimedRow): BusMessage {
 }
 
 export interface RelayOptions {
+  /** The service whose outbox this is: its name on the relay's spans (default the process's). */
+  service?: string;
   db: Database;
   bus: EventBus;
   logger: Logger;
@@ -76,8 +79,9 @@ export class OutboxRelay {
     }
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    // The relay works for every request that enqueued, so its lines belong to none of them.
-    this.running = runInContext({}, () => this.pass()).finally(() => {
+    // The relay works for every request that enqueued, so its lines (and spans) belong to none of
+    // them; each event's `send` span belongs to the request that recorded it (see publish).
+    this.running = detached(() => runInContext({}, () => this.pass())).finally(() => {
       this.running = undefined;
       if (this.stopped) return;
       if (this.wakeAgain) {
@@ -114,11 +118,11 @@ export class OutboxRelay {
    * number of rows it looked at (a full batch means there may be more).
    */
   private async publishBatch(): Promise<number> {
-    const { db, bus } = this.options;
+    const { db } = this.options;
     if (db.kind === 'mysql') return this.claimAndPublish();
     const rows = await db.manager.find(OutboxEvent, { order: { id: 'ASC' }, take: this.batchSize });
     if (rows.length === 0) return 0;
-    await bus.publish(
+    await this.publish(
       rows.map((row) => toMessage({ id: row.id, event_id: row.eventId, topic: row.topic, message_key: row.messageKey, payload: row.payload, headers: row.headers })),
     );
     await db.transaction((manager) =>
@@ -135,7 +139,7 @@ export class OutboxRelay {
    * batch while it commits; at most two batches are in flight (see the module comment).
    */
   private async claimAndPublish(): Promise<number> {
-    const { db, bus } = this.options;
+    const { db } = this.options;
     const runner = db.dataSource.createQueryRunner();
     let handedOver = false;
     try {
@@ -156,7 +160,7 @@ export class OutboxRelay {
         await this.deleteRows(runner, rows);
         deleted = true;
       };
-      await bus.publish(rows.map(toMessage), { beforeCommit });
+      await this.publish(rows.map(toMessage), { beforeCommit });
       for (const row of rows) this.unsettled.add(String(row.id));
       const previous = this.settling;
       this.settling = this.settle(runner, rows, deleted);
@@ -169,6 +173,22 @@ export class OutboxRelay {
       throw error;
     } finally {
       if (!handedOver) await runner.release();
+    }
+  }
+
+  /**
+   * Publishes a batch; with tracing on, each message in a `send` span that is a child of the request
+   * that recorded it (the trace context of its outbox row), and carrying that span's context.
+   */
+  private async publish(messages: BusMessage[], options?: PublishOptions): Promise<void> {
+    const { bus, service } = this.options;
+    const sends = startSends(service, bus.kind === 'kafka' ? 'kafka' : 'in-process', messages);
+    try {
+      await bus.publish(sends.messages, options);
+      sends.done();
+    } catch (error) {
+      sends.done(error);
+      throw error;
     }
   }
 

@@ -18,6 +18,7 @@ import {
 } from 'typeorm';
 import { TimestampColumn } from '../database';
 import { currentContext } from '../request-context';
+import { withTraceHeaders } from '../telemetry/spans';
 import { REQUEST_ID_HEADER } from './bus';
 import { eventTypeOf, type EventEnvelope, type EventFields, type Topic, type TopicPayloads } from './topics';
 
@@ -38,7 +39,11 @@ export class OutboxEvent {
   @Column({ type: 'text' })
   payload!: string;
 
-  /** The message headers beside `eventId`, as JSON: the id of the request that caused the event. */
+  /**
+   * The message headers beside `eventId`, as JSON: the id of the request that caused the event and,
+   * with tracing on, its trace context (`traceparent`), so the trace goes on when the relay
+   * publishes the event, later and from another loop.
+   */
   @Column({ type: 'text', nullable: true })
   headers!: string | null;
 
@@ -65,12 +70,13 @@ export async function enqueueMessage(manager: EntityManager, topic: string, key:
   const runner = manager.queryRunner;
   if (!runner?.isTransactionActive) throw new Error(`An event of ${topic} must be recorded inside the transaction that makes its change`);
   const requestId = currentContext()?.requestId;
+  const headers = withTraceHeaders<Record<string, string>>(requestId ? { [REQUEST_ID_HEADER]: requestId } : {});
   await manager.insert(OutboxEvent, {
     eventId: event.eventId,
     topic,
     messageKey: key,
     payload: JSON.stringify(event),
-    headers: requestId ? JSON.stringify({ [REQUEST_ID_HEADER]: requestId }) : null,
+    headers: Object.keys(headers).length > 0 ? JSON.stringify(headers) : null,
     createdAt: new Date(),
   });
   withEvents.add(runner);

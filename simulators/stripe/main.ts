@@ -6,7 +6,7 @@ import { processDeps, stopOnSignals } from '../../platform/run';
 import { createStripeSimulator } from './simulator';
 
 async function main(): Promise<void> {
-  const { config, logger } = processDeps();
+  const { config, logger } = processDeps({ service: 'stripe-simulator' });
   if (!config.stripe.webhookSecret) {
     process.stderr.write('Configuration error: STRIPE_WEBHOOK_SECRET must be set (the secret the simulator signs webhooks with)\n');
     process.exit(1);

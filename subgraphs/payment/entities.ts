@@ -61,6 +61,13 @@ export class Payment {
   @Column({ name: 'customer_phone', type: 'varchar', length: 16 })
   customerPhone!: string;
 
+  /**
+   * The W3C `traceparent` of the checkout that created the payment, when it was traced: the
+   * provider's webhooks start traces of their own and link to it (webhook.ts).
+   */
+  @Column({ name: 'trace_parent', type: 'varchar', length: 64, nullable: true })
+  traceParent!: string | null;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 

@@ -5,6 +5,7 @@ import { Payment, PaymentItem, ProviderEvent, Refund } from './entities';
 import { paymentConsumers } from './events';
 import { CreatePayments1732000000500 } from './migrations/1732000000500-CreatePayments';
 import { CreateRefunds1732000000510 } from './migrations/1732000000510-CreateRefunds';
+import { PaymentTraceContext1732000000520 } from './migrations/1732000000520-PaymentTraceContext';
 import { stripeProvider, type PaymentProvider } from './provider';
 import { Refunds } from './refunds';
 import { paymentLoaders, paymentResolvers } from './resolvers';
@@ -24,7 +25,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     dir: __dirname,
     basePath: '/api/payments',
     entities: [Payment, PaymentItem, ProviderEvent, Refund],
-    migrations: [CreatePayments1732000000500, CreateRefunds1732000000510],
+    migrations: [CreatePayments1732000000500, CreateRefunds1732000000510, PaymentTraceContext1732000000520],
     build: ({ config, db, logger, verifier, events }) => {
       const provider = deps.provider ?? stripeProvider(config.stripe);
       // Read at call time: in tests the other services' ports are known only after they start.

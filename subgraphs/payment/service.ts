@@ -10,6 +10,7 @@ import type { Logger } from '../../platform/logger';
 import { centsText, fromCents } from '../../platform/money';
 import { isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../platform/errors';
+import { currentTraceparent } from '../../platform/telemetry/spans';
 import type { CheckoutDirectory } from './clients';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
 import { Payment, PaymentItem, type Refund } from './entities';
@@ -132,6 +133,7 @@ export class PaymentService {
         customerEmail: buyer.email,
         customerFirstName: buyer.firstName,
         customerPhone: buyer.phoneNumber,
+        traceParent: currentTraceparent(),
         createdAt: now,
         updatedAt: now,
       });

@@ -22,6 +22,7 @@ import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
+import { linkToTraceparent } from '../../platform/telemetry/spans';
 import { Payment, PaymentItem, ProviderEvent, type PaymentStatus } from './entities';
 import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
 import type { PaymentProvider, Stripe } from './provider';
@@ -140,6 +141,8 @@ export class WebhookHandler {
     const intent = intentId(event);
     // Locked, so two events about one payment apply one after the other (SQLite transactions already queue).
     const payment = intent ? await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...forUpdate(this.db) }) : null;
+    // The provider's call starts a trace of its own; it links to the checkout's.
+    linkToTraceparent(payment?.traceParent);
     const transition = TRANSITIONS[event.type];
     let outcome: Outcome = 'IGNORED';
     if (intent && !payment && transition) {

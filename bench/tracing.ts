@@ -1,0 +1,123 @@
+/**
+ * What tracing costs the gateway: three of our gateways, one process each, over the same services
+ * (bench/services.ts) and paths as the gateway benchmark, with tracing off, on at 10 % sampling and
+ * on at 100 % (parent-based ratio, the default sampler; platform/config/telemetry.ts). The traced
+ * ones export to a Zipkin-compatible sink in this process that answers at once and counts the
+ * spans it receives, so the figure is the gateway's own cost of making and exporting spans, not a
+ * viewer's. The services are the same process for all three and do not trace. The three take turns
+ * in the same rounds, every answer checked against the data first (bench/gateway-paths.ts).
+ *
+ * `node dist/bench/tracing.js [seconds=10]`. The aim (DESIGN.md): at 10 %, at most 10 % less
+ * throughput than off.
+ */
+import 'reflect-metadata';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { measure, type Row } from './gateway';
+import { paths, type Target } from './gateway-paths';
+import { startOurGateway, withServices } from './peers';
+import { freePort, stopGroup, type Started } from './processes';
+
+const VARIANTS = [
+  { target: 'off', ratio: undefined },
+  { target: 'on, 10 %', ratio: '0.1' },
+  { target: 'on, 100 %', ratio: '1' },
+] as const;
+
+/** A Zipkin endpoint that takes every batch and counts its spans. */
+async function startSink(): Promise<{ url: string; spans: () => number; close(): void }> {
+  let spans = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        spans += (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown[]).length;
+      } catch {
+        // Not a batch of spans: answered all the same.
+      }
+      res.statusCode = 202;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/spans`, spans: () => spans, close: () => server.close() };
+}
+
+function envOf(variant: (typeof VARIANTS)[number], sink: string): Record<string, string> {
+  if (variant.ratio === undefined) return { TRACING: 'off', OTEL_TRACES_EXPORTER: 'none' };
+  return { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: sink, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: variant.ratio };
+}
+
+export function tracingTable(result: Record<'rest' | 'dashboard' | 'books' | 'topBooks', Row[]>): string {
+  const lines = ['| Path | tracing | req/s | p50 ms | p99 ms | req/s vs off | CPU µs/request (gateway) | bad answers |', '|---|---|---|---|---|---|---|---|'];
+  const labels = { rest: '`GET /api/books/{id}`', dashboard: '`{ dashboard {…} }`', books: '`{ books(limit: 10) {…} }`', topBooks: 'top books → `Book` (2 subgraphs)' };
+  for (const [name, rows] of Object.entries(result) as [keyof typeof labels, Row[]][]) {
+    const off = rows.find((row) => row.target === 'off');
+    for (const row of rows) {
+      const vs = off && row !== off ? `${(row.requestsPerSecond / off.requestsPerSecond).toFixed(2)}×` : '';
+      lines.push(
+        `| ${labels[name]} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${vs} | ${row.cpuUsPerRequest?.gateway ?? '–'} | ${row.non2xx + row.errors + row.mismatches} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+export async function tracingBench(seconds = 10) {
+  const sink = await startSink();
+  try {
+    return await withServices(async (services, _dir, servicesProcess) => {
+      const running: Started[] = [];
+      try {
+        const urls: string[] = [];
+        for (const variant of VARIANTS) {
+          const port = await freePort();
+          running.push(await startOurGateway(services, port, [], true, envOf(variant, sink.url)));
+          urls.push(`http://127.0.0.1:${port}`);
+        }
+        const charged = { gateways: Object.fromEntries(VARIANTS.map((variant, i) => [variant.target, running[i]])), services: servicesProcess };
+        const base = await paths({ services, ours: urls[0] });
+        // Each path's target through the first gateway, then the same request through the others, checked alike.
+        const through = (targets: Target[]): Target[] => {
+          const ours = targets.find((t) => t.target === 'ours');
+          if (!ours) throw new Error('no target through our gateway');
+          return VARIANTS.map((variant, i) => ({ ...ours, target: variant.target, url: ours.url.replace(urls[0], urls[i]) }));
+        };
+        const result = {
+          rest: await measure(through(base.rest), seconds, charged),
+          dashboard: await measure(through(base.dashboard), seconds, charged),
+          books: await measure(through(base.books), seconds, charged),
+          topBooks: await measure(through(base.topBooks), seconds, charged),
+        };
+        return {
+          bench: 'tracing',
+          seconds,
+          loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+          spansExported: sink.spans(),
+          ...result,
+          table: tracingTable(result),
+        };
+      } finally {
+        for (const started of running.reverse()) await stopGroup(started);
+      }
+    });
+  } finally {
+    sink.close();
+  }
+}
+
+if (require.main === module) {
+  const seconds = Number(process.argv[2]) || Number(process.env.BENCH_SECONDS) || undefined;
+  tracingBench(seconds).then(
+    (result) => {
+      process.stderr.write(`${result.table}\n`);
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+    },
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
