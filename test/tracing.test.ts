@@ -9,12 +9,15 @@
  *   links to the checkout's; in it the relay sends `payment-success`, which the order service and
  *   analytics consume; the order service sends `order-created`, which the book service consumes.
  * - The log lines written while an event is applied carry that trace's `trace_id` and `span_id`.
+ * - A GraphQL query through the gateway: @apollo/gateway's request, plan and fetch spans, and each
+ *   subgraph's request as a child of the gateway's call to it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import request from 'supertest';
+import { graphqlHalf } from '../gateway/graphql';
 import { createLogger } from '../platform/logger';
 import { createBook } from './commerce';
 import { startGateway, type RunningGateway } from './gateway';
@@ -38,7 +41,8 @@ beforeAll(async () => {
     logger: createLogger('debug', {}, lines),
     stripeWebhookUrl: () => `${gateway.url}/api/payments/webhook`,
   });
-  gateway = await startGateway(stack.config);
+  const logger = createLogger(stack.config.logLevel);
+  gateway = await startGateway(stack.config, { logger, mountGraphql: graphqlHalf({ config: stack.config, logger }) });
 }, 60_000);
 afterAll(async () => {
   await gateway?.stop();
@@ -159,5 +163,37 @@ describe('a checkout traced from the shop to analytics', () => {
     expect(applied.length).toBeGreaterThan(0);
     expect(applied.every((line) => typeof line.span_id === 'string' && typeof line.eventId === 'string')).toBe(true);
     expect(order.orderId).toEqual(expect.any(String));
+  });
+
+  // The best sellers include the sale of the test above, so the query needs both subgraphs.
+  it('continues a GraphQL query through the gateway’s plan into both subgraphs it needs', async () => {
+    const admin = await adminSession(stack);
+    const shopTrace = randomBytes(16).toString('hex');
+    const res = await request(gateway.url)
+      .post('/graphql')
+      .set('Authorization', admin.bearer)
+      .set('traceparent', `00-${shopTrace}-${randomBytes(8).toString('hex')}-01`)
+      .send({ query: '{ bookReport { topBooks { bookId quantitySold book { id title } } } }' });
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
+    const spans = await waitFor(
+      () => {
+        const found = spansOf(shopTrace);
+        return found.filter((span) => span.kind === SpanKind.SERVER && serviceOf(span) !== 'gateway').length >= 2 ? found : undefined;
+      },
+      { what: 'both subgraphs’ request spans in the query’s trace' },
+    );
+    const atGateway = only(spans, { name: 'POST /graphql', service: 'gateway', kind: SpanKind.SERVER });
+    // @apollo/gateway's own spans, under the gateway's request.
+    const planned = spans.filter((span) => span.name === 'gateway.request' && serviceOf(span) === 'gateway');
+    expect(planned).toHaveLength(1);
+    expect(descendsFrom(planned[0], atGateway, spans)).toBe(true);
+    for (const subgraph of ['analytics', 'book']) {
+      const served = only(spans, { name: 'POST /graphql', service: subgraph, kind: SpanKind.SERVER });
+      const call = spans.find((span) => idOf(span) === served.parentSpanContext?.spanId);
+      expect(call?.kind).toBe(SpanKind.CLIENT);
+      expect(serviceOf(call!)).toBe('gateway');
+      expect(descendsFrom(call!, planned[0], spans)).toBe(true);
+    }
   });
 });

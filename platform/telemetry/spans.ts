@@ -125,7 +125,12 @@ export function traceRequests(service: string, listener: http.RequestListener): 
         span.end();
       });
     }
-    context.with(trace.setSpan(parent, span), () => listener(req, res));
+    const active = trace.setSpan(parent, span);
+    // A body read with `req.on('data'|'end')` calls back from the connection's context, not this
+    // one: bound, the request's and the answer's listeners run in the request's span.
+    context.bind(active, req);
+    context.bind(active, res);
+    context.with(active, () => listener(req, res));
   };
 }
 
