@@ -9,7 +9,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { createSubgraphFetcher } from '../../gateway/subgraph-fetcher';
 import { ConfigError, loadConfig } from '../config';
 import { LOCAL_ZIPKIN_ENDPOINT } from '../config/telemetry';
-import { inSpan, routeOf, startSends, traceConsumption, withTraceHeaders } from './spans';
+import { contextFromHeaders, inSpan, routeOf, startSends, traceConsumption, withTraceHeaders } from './spans';
 import { traceInMemory } from '../../test/telemetry';
 
 const { exporter, tracing } = traceInMemory();
@@ -56,6 +56,16 @@ describe('where a trace starts', () => {
     expect(inner.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
     // A span whose parent is one of ours belongs to the parent's service.
     expect(serviceOf(inner)).toBe('book');
+  });
+
+  it('leaves out what a caller left out, and passes that decision on', async () => {
+    const caller = '0af7651916cd43dd8448eb211c80319c';
+    const parent = contextFromHeaders({ traceparent: `00-${caller}-b7ad6b7169203331-00` });
+    const passedOn = await inSpan('request', { service: 'book', kind: SpanKind.SERVER, parent }, () =>
+      inSpan('its transaction', {}, async () => withTraceHeaders<Record<string, string>>({})),
+    );
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    expect(passedOn.traceparent).toMatch(new RegExp(`^00-${caller}-[0-9a-f]{16}-00$`));
   });
 
   it('names request spans by route, ids left out', () => {
