@@ -11,7 +11,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
 import { gatewayForwarding } from '../platform/forwarded';
 import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
@@ -21,16 +21,18 @@ import { graphqlFront, MALFORMED_JSON } from './graphql-front';
 import type { FrontHandler, GraphqlHalf } from './index';
 import { createSubgraphFetcher } from './subgraph-fetcher';
 import { SubgraphSource, type GatewayContext } from './subgraph-source';
-import { DEFAULT_QUERY_LIMITS, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
+import { costDirectivesOf } from '../platform/query-cost';
+import { DEFAULT_QUERY_LIMITS, queryCostOfRefusal, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
 
 export interface GraphqlGatewayDeps {
-  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries'>>;
+  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries' | 'queryLimits'>>;
   logger: Logger;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
+  /** Defaults to config.queryLimits, else the defaults. */
   limits?: QueryLimits;
 }
 
@@ -67,6 +69,8 @@ export function formatGatewayError(formatted: GraphQLFormattedError, error?: unk
   const code = queryLimitCode(error) ?? (uncodedClientError(error) ? GRAPHQL_CODES.BAD_REQUEST : source.code);
   const extensions: Record<string, unknown> = { code: code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR };
   for (const key of CLIENT_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
+  const cost = queryCostOfRefusal(error);
+  if (cost) extensions.cost = cost;
   const internal = extensions.code === GRAPHQL_CODES.INTERNAL_SERVER_ERROR;
   return { message: internal ? INTERNAL_ERROR_MESSAGE : formatted.message, locations: formatted.locations, path: formatted.path, extensions };
 }
@@ -131,8 +135,10 @@ const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, ne
 export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const { config } = deps;
   const logger = deps.logger.child({ component: 'graphql-gateway' });
-  const limits = deps.limits ?? DEFAULT_QUERY_LIMITS;
-  const limitsOptions = queryLimits<GatewayContext>(limits);
+  const limits = deps.limits ?? config.queryLimits ?? DEFAULT_QUERY_LIMITS;
+  const supergraphSdl = deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8');
+  // Demand control reads @cost and @listSize from the supergraph, where composition keeps them.
+  const limitsOptions = queryLimits<GatewayContext>(limits, costDirectivesOf(parse(supergraphSdl)));
   const forwarding = config.trustProxy ? gatewayForwarding(config.trustProxy) : undefined;
   if (!config.apolloTelemetryDisabled) logger.info('Apollo usage telemetry is enabled (APOLLO_TELEMETRY_DISABLED=0)');
   let server: ApolloServer<GatewayContext> | undefined;
@@ -142,7 +148,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
     front: graphqlFront({ server: () => server, forwarding, logger }),
     async mount(app) {
       const gateway = new ApolloGateway({
-        supergraphSdl: deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8'),
+        supergraphSdl,
         logger,
         buildService: ({ name, url }) => new SubgraphSource(() => (name in config.urls ? `${config.urls[name as ServiceName]}/graphql` : (url ?? '')), subgraphs.fetch),
       });

@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE } from './check';
+import { parse } from 'graphql';
+import { costDirectivesOf } from '../platform/query-cost';
+import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE, OPERATIONS_DIR } from './check';
 import { ADMIN_DOCUMENTS_FILE, committedSources, generatedFiles, generatedStaleness, resolverTypesFile } from './codegen';
 import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, writeComposition, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
@@ -65,7 +67,11 @@ describe('composition', () => {
 
   it('passes a Router-only feature but the gateway refuses to load it', async () => {
     const composition = composed(
-      edited('book', (sdl) => sdl.replace('import: ["@key"]', 'import: ["@key", "@authenticated"]').replace('  stock: Int\n', '  stock: Int @authenticated\n')),
+      edited('book', (sdl) =>
+        sdl
+          .replace('import: ["@key", "@cost", "@listSize"]', 'import: ["@key", "@cost", "@listSize", "@authenticated"]')
+          .replace('  stock: Int\n', '  stock: Int @authenticated\n'),
+      ),
     );
     expect(await gatewayLoadProblems(composition.supergraphSdl)).toEqual([expect.stringMatching(/authenticated.*unsupported/)]);
   });
@@ -160,7 +166,7 @@ describe('the whole check against git history', () => {
 });
 
 describe('admin UI operations', () => {
-  it("reports an operation that no longer validates or is over the gateway's limits, naming its file", () => {
+  it("reports an operation that no longer validates or is over the gateway's limits (the supergraph's @listSize included), naming its file", () => {
     const dir = tempRoot();
     try {
       const ops = path.join(dir, 'gateway', 'admin', 'operations', 'orders');
@@ -169,11 +175,12 @@ describe('admin UI operations', () => {
       fs.writeFileSync(path.join(ops, 'stale.graphql'), 'query Stale { orders { orderId shippingAddress } }');
       fs.writeFileSync(
         path.join(ops, 'huge.graphql'),
-        `query Huge { ${Array.from({ length: 15 }, (_, i) => `o${i}: orders(limit: 200) { orderId status totalAmount user { email } }`).join(' ')} }`,
+        `query Huge { ${Array.from({ length: 15 }, (_, i) => `o${i}: orders(limit: 400) { orderId status totalAmount user { email } }`).join(' ')} }`,
       );
       fs.writeFileSync(path.join(dir, 'gateway', 'admin', 'operations', 'broken.graphql'), 'query {');
 
-      const result = operationProblems(dir, apiSchemaOf(composed(real()).supergraphSdl));
+      const { supergraphSdl } = composed(real());
+      const result = operationProblems(dir, apiSchemaOf(supergraphSdl), OPERATIONS_DIR, costDirectivesOf(parse(supergraphSdl)));
       expect(result.files).toBe(4);
       expect(result.problems).toEqual([
         expect.stringMatching(/^gateway\/admin\/operations\/broken\.graphql: Syntax Error/),

@@ -25,6 +25,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { loadSchemaCheckConfig } from '../platform/config';
+import { costDirectivesOf, type CostDirectives } from '../platform/query-cost';
 import { operationLimitProblems } from '../platform/query-limits';
 import { generatedFiles, generatedStaleness } from './codegen';
 import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
@@ -172,7 +173,7 @@ function spreadFragments(node: ASTNode, shared: Map<string, FragmentDefinitionNo
  * (e) Every stored admin UI operation, with the shared fragments it spreads (FRAGMENTS_FILE), parses,
  * validates against the API schema and is within the gateway's limits; every shared fragment is used.
  */
-export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR): { files: number; problems: string[] } {
+export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR, directives?: CostDirectives): { files: number; problems: string[] } {
   const files = graphqlFiles(path.join(root, dir)).sort();
   const fragmentsFile = path.join(root, dir, FRAGMENTS_FILE);
   const problems: string[] = [];
@@ -199,7 +200,8 @@ export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: s
     const errors = validate(apiSchema, document);
     problems.push(...errors.map((error) => `${name}: ${error.message}`));
     if (errors.length > 0) continue;
-    for (const { operation, message } of operationLimitProblems(apiSchema, document)) problems.push(`${name}: ${operation ?? 'anonymous operation'}: ${message}`);
+    for (const { operation, message } of operationLimitProblems(apiSchema, document, undefined, directives))
+      problems.push(`${name}: ${operation ?? 'anonymous operation'}: ${message}`);
   }
   for (const fragment of unused) problems.push(`${path.relative(root, fragmentsFile)}: fragment ${fragment} is spread by no operation`);
   return { files: files.length, problems };
@@ -262,7 +264,9 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
     lines.push(...report.dangerous.map((change) => `  dangerous ${describe(change)}`));
   }
 
-  const operations = operationProblems(root, apiSchemaOf(composition.supergraphSdl));
+  const apiSchema = apiSchemaOf(composition.supergraphSdl);
+  const directives = costDirectivesOf(parse(composition.supergraphSdl));
+  const operations = operationProblems(root, apiSchema, OPERATIONS_DIR, directives);
   if (operations.problems.length > 0) fail(`admin UI operations validate (${OPERATIONS_DIR})`, operations.problems);
   else lines.push(`ok   ${operations.files} admin UI operation file(s) validate`);
 
