@@ -16,6 +16,7 @@ import { readStripe, type StripeConfig } from './config/stripe';
 export { EMBEDDED_ADMIN } from './config/auth';
 export { ConfigError, type LoadOptions } from './config/env';
 export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network';
+export { TRUSTED_DOCUMENT_MODES, type TrustedDocumentMode } from './config/graphql';
 
 export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig {
   logLevel: string;
