@@ -12,8 +12,8 @@
  *   else its `@listSize(assumedSize)`, else the configured default. `sizedFields` moves that length
  *   to the named fields under it (a connection's `edges`);
  * - an argument with `@cost(weight)` adds its weight when given;
- * - fragments on the possible types of an abstract field are all counted (as Apollo Router does: an
- *   upper bound), and a mutation starts at 10.
+ * - of the fragments on the different object types an abstract field may return, the costliest
+ *   counts (an object is one of them; the IBM specification's rule), and a mutation starts at 10.
  *
  * A subgraph's `_entities` counts as many times as it has representations written in the document,
  * and once when they come as a variable (as the gateway sends them): the gateway's own estimate
@@ -186,27 +186,38 @@ function fieldCost(walk: Walk, node: FieldNode, parent: GraphQLNamedType, sized:
   return count * (weight + inner) + argumentsCost;
 }
 
+/**
+ * A selection set's cost. An object is one concrete type, so of the fragments on the different
+ * object types an abstract field may return only one applies: the costliest counts. Fields and
+ * fragments on the parent type itself or on an abstract type all count.
+ */
 function selectionCost(walk: Walk, selectionSet: SelectionSetNode, parent: GraphQLNamedType, sizing?: { fields: string[]; size: number }, visiting = new Set<string>()): number {
-  let cost = 0;
+  let common = 0;
+  const branches = new Map<string, number>();
+  const fragment = (condition: GraphQLNamedType, set: SelectionSetNode) => {
+    const cost = selectionCost(walk, set, condition, sizing, visiting);
+    if (isObjectType(condition) && condition !== parent) branches.set(condition.name, (branches.get(condition.name) ?? 0) + cost);
+    else common += cost;
+  };
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       if (selection.name.value.startsWith('__')) continue; // __typename is free; __schema and __type are introspection
       const sized = sizing?.fields.includes(selection.name.value) ? sizing.size : undefined;
-      cost += fieldCost(walk, selection, parent, sized);
+      common += fieldCost(walk, selection, parent, sized);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       const condition = selection.typeCondition ? walk.schema.getType(selection.typeCondition.name.value) : parent;
-      if (condition) cost += selectionCost(walk, selection.selectionSet, condition, sizing, visiting);
+      if (condition) fragment(condition, selection.selectionSet);
     } else {
-      const fragment = walk.fragments.get(selection.name.value);
+      const spread = walk.fragments.get(selection.name.value);
       // A fragment cycle is refused by the standard rules; it adds nothing here.
-      const condition = fragment && walk.schema.getType(fragment.typeCondition.name.value);
-      if (!fragment || !condition || visiting.has(fragment.name.value)) continue;
-      visiting.add(fragment.name.value);
-      cost += selectionCost(walk, fragment.selectionSet, condition, sizing, visiting);
-      visiting.delete(fragment.name.value);
+      const condition = spread && walk.schema.getType(spread.typeCondition.name.value);
+      if (!spread || !condition || visiting.has(spread.name.value)) continue;
+      visiting.add(spread.name.value);
+      fragment(condition, spread.selectionSet);
+      visiting.delete(spread.name.value);
     }
   }
-  return cost;
+  return common + Math.max(0, ...branches.values());
 }
 
 export interface CostOptions {
