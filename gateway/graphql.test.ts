@@ -141,12 +141,15 @@ describe('the federated API through the gateway', () => {
     });
   });
 
-  it('reports the estimated cost in extensions when the request asks with X-GraphQL-Cost: include', async () => {
+  it('reports the estimated and the actual cost in extensions when the request asks with X-GraphQL-Cost: include', async () => {
     // books 3 × (1 + authors 5 (@listSize assumedSize) × 1)
     const query = 'query ($n: Int) { books(limit: $n) { id title authors { firstName } } }';
     const asked = await graphql(url, query, { variables: { n: 3 }, headers: { 'X-GraphQL-Cost': 'include' } });
     expect(asked.status).toBe(200);
-    expect(asked.body.extensions).toEqual({ cost: { estimated: 18, max: 10000 } });
+    // The actual cost counts the answer: each book and each of its authors.
+    const books = asked.body.data.books as { authors: unknown[] }[];
+    const actual = books.reduce((sum, book) => sum + 1 + book.authors.length, 0);
+    expect(asked.body.extensions).toEqual({ cost: { estimated: 18, actual, max: 10000 } });
     const plain = await gql(query, undefined, { n: 3 });
     expect(plain.status).toBe(200);
     expect(plain.body.extensions).toBeUndefined();

@@ -3,7 +3,7 @@
  * specification's weights, list sizes from `@listSize`, `@cost` overrides and the mutation base.
  */
 import { buildASTSchema, Kind, parse, type OperationDefinitionNode } from 'graphql';
-import { costDirectivesOf, estimateCost } from './query-cost';
+import { actualCost, costDirectivesOf, estimateCost } from './query-cost';
 
 const SDL = parse(`
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@cost", "@listSize"])
@@ -98,5 +98,36 @@ describe('the estimated cost of an operation', () => {
     const nested = '{ authors { name books { id title status tags authors { name } } } }';
     // authors 20 × (1 + books 20 × (1 + authors 3 × 1))
     expect(cost(nested)).toBe(1620);
+  });
+});
+
+describe('the actual cost of an answer', () => {
+  function actual(query: string, data: unknown): number {
+    const document = parse(query);
+    const operation = document.definitions.find((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+    if (!operation) throw new Error('no operation');
+    return actualCost(schema, document, operation, options.directives, data);
+  }
+
+  it('counts each object and list item the answer holds, by the same weights, and nothing for a null', () => {
+    const data = {
+      books: [
+        { id: '1', price: '1.00', authors: [{ name: 'a' }] },
+        { id: '2', price: '2.00', authors: [] },
+      ],
+      book: null,
+    };
+    // books: 2 × 1 + their prices 2 × 2 + one author + the weighted sort argument 5
+    expect(actual('{ books(sort: "x") { id price authors { name } } book(id: "3") { id } }', data)).toBe(2 + 4 + 1 + 5);
+  });
+
+  it('applies a fragment only to the objects of its type, by their __typename', () => {
+    const data = {
+      items: [
+        { __typename: 'Book', cover: { url: 'u' } },
+        { __typename: 'Author', books: [{ id: '1' }, { id: '2' }] },
+      ],
+    };
+    expect(actual('{ items { __typename ... on Book { cover { url } } ... on Author { books { id } } } }', data)).toBe(1 + 7 + 1 + 2);
   });
 });

@@ -169,21 +169,31 @@ function listLength(walk: Walk, node: FieldNode, definition: GraphQLField<unknow
   return declaredSize(walk, node, definition, listSize) ?? walk.defaultListSize;
 }
 
+/** A field's own weight: its `@cost`, else its type's, else 1 for an object, interface or union and 0 for a scalar or an enum. */
+function weightOfField(directives: CostDirectives, key: string, type: GraphQLNamedType): number {
+  return directives.weights.get(key) ?? directives.weights.get(type.name) ?? (isCompositeType(type) ? 1 : 0);
+}
+
+/** What the weighted arguments given to a field add. */
+function argumentsCost(directives: CostDirectives, key: string, node: FieldNode): number {
+  let cost = 0;
+  for (const argument of node.arguments ?? []) cost += directives.weights.get(`${key}.${argument.name.value}`) ?? 0;
+  return cost;
+}
+
 function fieldCost(walk: Walk, node: FieldNode, parent: GraphQLNamedType, sized: number | undefined): number {
   const definition = fieldDefinition(parent, node.name.value);
   if (!definition) return 0;
   const key = `${parent.name}.${definition.name}`;
   const type = getNamedType(definition.type);
   const listSize = walk.directives.listSizes.get(key);
-  const weight = walk.directives.weights.get(key) ?? walk.directives.weights.get(type.name) ?? (isCompositeType(type) ? 1 : 0);
+  const weight = weightOfField(walk.directives, key, type);
   // `sizedFields`: the length belongs to the named fields under this one, not to it.
   const passed = listSize && listSize.sizedFields.length > 0 ? declaredSize(walk, node, definition, listSize) : undefined;
   const inner = node.selectionSet ? selectionCost(walk, node.selectionSet, type, passed === undefined ? undefined : { fields: listSize?.sizedFields ?? [], size: passed }) : 0;
   const isList = isListType(getNullableType(definition.type));
   const count = isList ? listLength(walk, node, definition, passed === undefined ? listSize : undefined, sized) : 1;
-  let argumentsCost = 0;
-  for (const argument of node.arguments ?? []) argumentsCost += walk.directives.weights.get(`${key}.${argument.name.value}`) ?? 0;
-  return count * (weight + inner) + argumentsCost;
+  return count * (weight + inner) + argumentsCost(walk.directives, key, node);
 }
 
 /**
@@ -227,6 +237,12 @@ export interface CostOptions {
 }
 
 /** The estimated cost of one operation of a document (fragments expanded), with the request's variables when known. */
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  return fragments;
+}
+
 export function estimateCost(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -234,8 +250,7 @@ export function estimateCost(
   options: CostOptions,
   requestVariables: Record<string, unknown> = {},
 ): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const fragments = fragmentsOf(document);
   const variables = new Map<string, unknown>();
   for (const variable of operation.variableDefinitions ?? []) {
     const name = variable.variable.name.value;
@@ -246,4 +261,48 @@ export function estimateCost(
   if (!root) return 0;
   const walk: Walk = { schema, directives: options.directives, fragments, variables, defaultListSize: options.defaultListSize };
   return (operation.operation === OperationTypeNode.MUTATION ? MUTATION_BASE_COST : 0) + selectionCost(walk, operation.selectionSet, root);
+}
+
+type Answer = Record<string, unknown>;
+
+/**
+ * The actual cost of an answer by the same weights: each object, list item and weighted argument
+ * the answer holds, so a list counts at its real length and a null counts nothing. An object's
+ * concrete type is its `__typename` when selected, else the field's type; fragments on another
+ * object type do not apply to it.
+ */
+export function actualCost(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, directives: CostDirectives, data: unknown): number {
+  const root = schema.getRootType(operation.operation);
+  if (!root || typeof data !== 'object' || data === null) return 0;
+  const fragments = fragmentsOf(document);
+  const objectCost = (set: SelectionSetNode, declared: GraphQLNamedType, value: Answer): number => {
+    const named = typeof value.__typename === 'string' ? schema.getType(value.__typename) : undefined;
+    const concrete = named ?? declared;
+    let cost = 0;
+    const visit = (selections: SelectionSetNode, parent: GraphQLNamedType) => {
+      for (const selection of selections.selections) {
+        if (selection.kind === Kind.FIELD) {
+          const definition = fieldDefinition(parent, selection.name.value);
+          const item = value[selection.alias?.value ?? selection.name.value];
+          if (!definition || selection.name.value.startsWith('__') || item === undefined) continue;
+          const key = `${parent.name}.${definition.name}`;
+          const type = getNamedType(definition.type);
+          const one = (entry: unknown): number =>
+            entry === null
+              ? 0
+              : weightOfField(directives, key, type) + (selection.selectionSet && typeof entry === 'object' ? objectCost(selection.selectionSet, type, entry as Answer) : 0);
+          cost += (Array.isArray(item) ? item.reduce((sum: number, entry) => sum + one(entry), 0) : one(item)) + argumentsCost(directives, key, selection);
+        } else {
+          const name = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : fragments.get(selection.name.value)?.typeCondition.name.value;
+          const condition = name ? schema.getType(name) : parent;
+          const body = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : fragments.get(selection.name.value)?.selectionSet;
+          if (!condition || !body || (isObjectType(condition) && isObjectType(concrete) && condition !== concrete)) continue;
+          visit(body, condition);
+        }
+      }
+    };
+    visit(set, concrete);
+    return cost;
+  };
+  return (operation.operation === OperationTypeNode.MUTATION ? MUTATION_BASE_COST : 0) + objectCost(operation.selectionSet, root, data as Answer);
 }

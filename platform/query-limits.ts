@@ -17,7 +17,8 @@
  *   variable's default (else the argument's); for the few documents that pass a slicing argument as
  *   a variable (known once per document) a plugin measures again with the request's variables
  *   before anything runs. A refusal carries `extensions.cost: { estimated, max }`, and a request with
- *   the header `X-GraphQL-Cost: include` gets the same object in its answer's `extensions`.
+ *   the header `X-GraphQL-Cost: include` gets `{ estimated, actual, max }` in its answer's
+ *   `extensions`, `actual` measured on the answer itself by the same weights.
  *
  * Introspection: `__schema` is exempt from the depth limit (its shape is bounded by the schema, and
  * graphql-js's own MaxIntrospectionDepthRule, part of the standard rules, refuses the cyclic
@@ -40,7 +41,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { GRAPHQL_CODES } from './graphql-errors';
-import { NO_COST_DIRECTIVES, estimateCost, type CostDirectives, type CostOptions } from './query-cost';
+import { NO_COST_DIRECTIVES, actualCost, estimateCost, type CostDirectives, type CostOptions } from './query-cost';
 
 export interface QueryLimits {
   maxDepth: number;
@@ -69,9 +70,10 @@ export const MAX_QUERY_TOKENS = 2_000;
 export const COST_REPORT_HEADER = 'x-graphql-cost';
 export const COST_REPORT_VALUE = 'include';
 
-/** What a refusal and a report say about the cost. */
+/** What a refusal and a report say about the cost; `actual` (the answer's own, by the same weights) only in a report. */
 export interface CostReport {
   estimated: number;
+  actual?: number;
   max: number;
 }
 
@@ -137,10 +139,13 @@ const wantsReport = (request: { http?: { headers: Map<string, string> } }) => re
 /** The estimate kept between the two hooks of a request that asked for it. */
 const reports = new WeakMap<object, CostReport>();
 
-function addReport<TContext extends object>({ request, response, contextValue }: GraphQLRequestContextWillSendResponse<TContext>): void {
+function addReport<TContext extends object>(context: GraphQLRequestContextWillSendResponse<TContext>, directives: CostDirectives): void {
+  const { request, response, contextValue, schema, document, operation } = context;
   const report = reports.get(contextValue);
   if (!report || !wantsReport(request) || response.body.kind !== 'single') return;
-  response.body.singleResult.extensions = { ...response.body.singleResult.extensions, cost: report };
+  const result = response.body.singleResult;
+  const actual = document && operation ? actualCost(schema, document, operation, directives, result.data) : undefined;
+  result.extensions = { ...result.extensions, cost: { estimated: report.estimated, actual, max: report.max } };
 }
 
 /** The cost again with the request's variables (documents whose list sizes are variables), and the report when asked. */
@@ -155,7 +160,7 @@ function variableCostPlugin<TContext extends object>(limits: QueryLimits, direct
       if (report) reports.set(contextValue, { estimated: cost, max: limits.maxCost });
     },
     async willSendResponse(context) {
-      addReport(context);
+      addReport(context, directives);
     },
   };
   return { requestDidStart: async () => listener };
