@@ -1,7 +1,8 @@
 /**
  * The paths the gateway benchmark loads and the answer each must give: a book over REST, the
- * dashboard, a page of books and the best sellers over GraphQL, each checked against the data
- * (REST and GraphQL agree, no `errors`) before it is measured.
+ * dashboard, a page of books, the best sellers, and orders with their books' sales (an entity join
+ * across three subgraphs: order → book → analytics) over GraphQL, each checked against the data
+ * (REST and GraphQL agree, every gateway the same, no `errors`) before it is measured.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Services } from './peers';
@@ -10,6 +11,7 @@ export const QUERIES = {
   dashboard: '{ dashboard { totalOrders paidOrders failedPayments totalRevenue averageOrderValue booksSold paymentSuccessRate } }',
   books: '{ books(limit: 10) { id title price } }',
   topBooks: '{ bookReport { topBooks { bookId quantitySold book { id title price } } } }',
+  orderBooks: '{ orders(limit: 10) { orderId totalAmount items { bookId quantity book { title price sales { quantitySold } } } } }',
 };
 
 /** The targets of the gateways run with in-flight deduplication off, each compared with the other. */
@@ -44,11 +46,13 @@ export interface Endpoints {
   oursAlone?: string;
   hiveAlone?: string;
   nginx?: string;
+  /** The ladder's gateways (bench/ladder.ts) by their table names. */
+  ladder?: Record<string, string | undefined>;
 }
 
 /** Every path's targets, each with the checked body every answer must equal. */
 export async function paths(endpoints: Endpoints) {
-  const { services, ours, hive, oursAlone, hiveAlone, nginx } = endpoints;
+  const { services, ours, hive, oursAlone, hiveAlone, nginx, ladder = {} } = endpoints;
   const { authorization } = services;
   const json = { authorization, 'content-type': 'application/json' };
 
@@ -67,15 +71,10 @@ export async function paths(endpoints: Endpoints) {
   const restFigures = JSON.parse(restDashboard) as { totalOrders: number; paidOrders: number };
   if (restDashboardRes.status !== 200 || !(restFigures.totalOrders > 0)) fail('GET /analytics/dashboard', restDashboard);
 
-  const graphql: Record<keyof typeof QUERIES, Target[]> = { dashboard: [], books: [], topBooks: [] };
+  const graphql: Record<keyof typeof QUERIES, Target[]> = { dashboard: [], books: [], topBooks: [], orderBooks: [] };
   for (const [name, query] of Object.entries(QUERIES) as [keyof typeof QUERIES, string][]) {
     const answers: { target: string; url: string; text: string; data: Record<string, unknown> }[] = [];
-    for (const [target, base] of [
-      ['ours', ours],
-      ['Hive', hive],
-      [ALONE.ours, oursAlone],
-      [ALONE.Hive, hiveAlone],
-    ] as const) {
+    for (const [target, base] of [['ours', ours], ['Hive', hive], [ALONE.ours, oursAlone], [ALONE.Hive, hiveAlone], ...Object.entries(ladder)] as const) {
       if (!base) continue;
       answers.push({ target, url: `${base}/graphql`, ...(await graphqlAnswer(`${base}/graphql`, authorization, query)) });
     }
@@ -87,6 +86,15 @@ export async function paths(endpoints: Endpoints) {
     } else if (name === 'books') {
       const books = data.books as { id: string; title: string }[];
       if (books.length !== 10 || books.some((b, i) => b.id !== catalogue[i].id || b.title !== catalogue[i].title)) fail('books differ from REST', books);
+    } else if (name === 'orderBooks') {
+      const orders = data.orders as { items: { bookId: string; book: { title: string; sales: { quantitySold: number } } | null }[] }[];
+      const titles = new Map(catalogue.map((b) => [b.id, b.title]));
+      const lines = orders.flatMap((order) => order.items);
+      if (
+        orders.length !== 10 ||
+        lines.some((line) => !line.book || !(line.book.sales.quantitySold > 0) || (titles.has(line.bookId) && titles.get(line.bookId) !== line.book.title))
+      )
+        fail('orders lack their books or their sales', orders);
     } else {
       const top = (data.bookReport as { topBooks: { bookId: string; book: { id: string; title: string } | null }[] }).topBooks;
       const titles = new Map(catalogue.map((b) => [b.id, b.title]));

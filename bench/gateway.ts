@@ -6,8 +6,11 @@
  * the ratios compare like with like on a shared machine:
  *
  * - `GET /api/books/{id}`: straight to the book service, through nginx, through our gateway;
- * - `{ dashboard {…} }`, `{ books(limit: 10) {…} }` and the best sellers with their catalogue
- *   titles and prices (analytics → book): through our gateway and through Hive Gateway;
+ * - `{ dashboard {…} }`, `{ books(limit: 10) {…} }`, the best sellers with their catalogue
+ *   titles and prices (analytics → book) and orders with their books' sales (order → book →
+ *   analytics): through our gateway, Hive Gateway with its defaults, and the ladder of stronger
+ *   gateways (bench/ladder.ts: Hive Gateway with JIT and inbound deduplication, with the Rust
+ *   planner, and `grafbase dev` when installed), every Node gateway with one worker;
  * - `GET /analytics/dashboard` straight to analytics, the REST figure the dashboard query is held to.
  *
  * Every answer is checked: the first against the data (REST and GraphQL agree, no `errors`), every
@@ -25,6 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ALONE, paths, type Target } from './gateway-paths';
 import { load, type LoadResult } from './load';
+import { installHivePeers, LADDER, startGrafbase, startHiveVariant } from './ladder';
 import { startHive, startNginx, startOurGateway, withServices } from './peers';
 import { freePort, groupCpuMs, stopGroup, type Started } from './processes';
 import { topFrames, topLayers } from './profile';
@@ -107,6 +111,7 @@ export interface GatewayRows {
   dashboard: Row[];
   books: Row[];
   topBooks: Row[];
+  orderBooks: Row[];
   restDashboard: Row[];
 }
 
@@ -126,6 +131,7 @@ export function gatewayTable(result: GatewayRows): string {
   add('`{ dashboard {…} }`', result.dashboard, 'Hive');
   add('`{ books(limit: 10) {…} }`', result.books, 'Hive');
   add('top books → `Book` (2 subgraphs)', result.topBooks, 'Hive');
+  add('orders → `Book` → sales (3 subgraphs)', result.orderBooks, 'Hive');
   add('`GET /analytics/dashboard`', result.restDashboard, 'direct');
   const p50 = ratio(by(result.dashboard, 'ours')?.p50Ms ?? NaN, result.restDashboard[0].p50Ms);
   lines.push('', `Dashboard query through our gateway, p50: ${p50}× REST direct.`);
@@ -133,8 +139,10 @@ export function gatewayTable(result: GatewayRows): string {
 }
 
 export async function gatewayBench(seconds = 10) {
+  installHivePeers();
   return withServices(async (services, dir, servicesProcess) => {
     const [oursPort, hivePort, nginxPort, oursAlonePort, hiveAlonePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+    const [jitPort, rustPort, grafbasePort] = [await freePort(), await freePort(), await freePort()];
     const running: Started[] = [];
     try {
       const ours = await startOurGateway(services, oursPort);
@@ -147,7 +155,14 @@ export async function gatewayBench(seconds = 10) {
       running.push(hiveAlone);
       const nginx = await startNginx(services.urls.book, nginxPort, dir);
       if (nginx) running.push(nginx);
-      const charged: Charged = { gateways: { ours, Hive: hive, [ALONE.ours]: oursAlone, [ALONE.Hive]: hiveAlone, nginx }, services: servicesProcess };
+      const hiveJit = await startHiveVariant(services, jitPort, dir, 'jit');
+      running.push(hiveJit);
+      const hiveRust = await startHiveVariant(services, rustPort, dir, 'rust');
+      running.push(hiveRust);
+      const grafbase = await startGrafbase(services, grafbasePort, dir);
+      if (grafbase) running.push(grafbase);
+      const ladder = { [LADDER.hiveJit]: hiveJit, [LADDER.hiveRust]: hiveRust, [LADDER.grafbase]: grafbase };
+      const charged: Charged = { gateways: { ours, Hive: hive, [ALONE.ours]: oursAlone, [ALONE.Hive]: hiveAlone, nginx, ...ladder }, services: servicesProcess };
       const targets = await paths({
         services,
         ours: `http://127.0.0.1:${oursPort}`,
@@ -155,6 +170,11 @@ export async function gatewayBench(seconds = 10) {
         oursAlone: `http://127.0.0.1:${oursAlonePort}`,
         hiveAlone: `http://127.0.0.1:${hiveAlonePort}`,
         nginx: nginx ? `http://127.0.0.1:${nginxPort}` : undefined,
+        ladder: {
+          [LADDER.hiveJit]: `http://127.0.0.1:${jitPort}`,
+          [LADDER.hiveRust]: `http://127.0.0.1:${rustPort}`,
+          [LADDER.grafbase]: grafbase ? `http://127.0.0.1:${grafbasePort}` : undefined,
+        },
       });
       const result = {
         bench: 'gateway',
@@ -165,6 +185,7 @@ export async function gatewayBench(seconds = 10) {
         dashboard: await measure(targets.dashboard, seconds, charged),
         books: await measure(targets.books, seconds, charged),
         topBooks: await measure(targets.topBooks, seconds, charged),
+        orderBooks: await measure(targets.orderBooks, seconds, charged),
         restDashboard: await measure(targets.restDashboard, seconds, charged),
       };
       return { ...result, table: gatewayTable(result) };

@@ -16,7 +16,7 @@ const root = path.join(dist, '..');
 const NGINX_INSTALL = 'apt-get install -y --no-install-recommends nginx-light';
 
 export interface Services {
-  urls: Record<'auth' | 'user' | 'book' | 'analytics', string>;
+  urls: Record<'auth' | 'user' | 'book' | 'order' | 'analytics', string>;
   authorization: string;
 }
 
@@ -26,7 +26,8 @@ async function startServices(): Promise<{ started: Started; services: Services }
     let out = '';
     started.child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
+      // The services' own log lines are JSON too: the answer is the line that starts with its urls.
+      const line = out.split('\n').find((l) => l.startsWith('{"urls"'));
       if (line) resolve(JSON.parse(line) as Services);
     });
     started.child.once('exit', (code) => reject(new Error(`services exited with ${code}`)));
@@ -44,6 +45,7 @@ export async function startOurGateway(services: Services, port: number, nodeArgs
     AUTH_URL: services.urls.auth,
     USER_URL: services.urls.user,
     BOOK_URL: services.urls.book,
+    ORDER_URL: services.urls.order,
     ANALYTICS_URL: services.urls.analytics,
     APOLLO_TELEMETRY_DISABLED: '1',
     GATEWAY_DEDUPLICATE_QUERIES: String(deduplicate),
@@ -60,7 +62,7 @@ export async function startOurGateway(services: Services, port: number, nodeArgs
  * The committed supergraph with its routing URLs pointed at this run's services, in a file of its
  * own for each Hive Gateway: it watches the file, and one rewritten under it reads as empty.
  */
-function supergraphFor(services: Services, dir: string, port: number): string {
+export function supergraphFor(services: Services, dir: string, port: number): string {
   let sdl = fs.readFileSync(path.join(root, 'schema', 'supergraph.graphql'), 'utf8');
   for (const [name, url] of Object.entries(services.urls)) {
     sdl = sdl.replace(new RegExp(`(join__graph\\(name: "${name}", url: ")[^"]*(")`), `$1${url}/graphql$2`);

@@ -12,6 +12,7 @@ import { runInContext } from '../platform/request-context';
 import { answeredBeforeTheApp } from '../rest-compat/app';
 import type { FrontHandler } from './index';
 import type { GatewayContext } from './subgraph-source';
+import type { TrustedDocuments } from './trusted-documents';
 
 /** The answer to a body that is not JSON, on either path. */
 export const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: GRAPHQL_CODES.BAD_REQUEST } }] };
@@ -58,13 +59,19 @@ async function answer(
   res: http.ServerResponse,
   running: ApolloServer<GatewayContext>,
   bytes: Buffer,
-  forwarding: GatewayForwarding | undefined,
+  { forwarding, trusted }: Pick<GraphqlFrontOptions, 'forwarding' | 'trusted'>,
 ): Promise<void> {
-  const body = parseJsonBody(bytes);
-  if (body === undefined) {
+  const parsed = parseJsonBody(bytes);
+  if (parsed === undefined) {
     sendJson(res, 400, MALFORMED_JSON);
     return;
   }
+  const resolved = trusted.resolve(parsed);
+  if ('refusal' in resolved) {
+    sendJson(res, resolved.refusal.status, resolved.refusal.body);
+    return;
+  }
+  const { body } = resolved;
   const headers = new HeaderMap();
   for (const name in req.headers) {
     const value = req.headers[name];
@@ -89,10 +96,12 @@ export interface GraphqlFrontOptions {
   /** The Apollo Server once /graphql is mounted; until then every request goes to the app. */
   server: () => ApolloServer<GatewayContext> | undefined;
   forwarding: GatewayForwarding | undefined;
+  /** Documents by id, and the trusted documents mode (gateway/trusted-documents.ts). */
+  trusted: TrustedDocuments;
   logger: Logger;
 }
 
-export function graphqlFront({ server, forwarding, logger }: GraphqlFrontOptions): FrontHandler {
+export function graphqlFront({ server, forwarding, trusted, logger }: GraphqlFrontOptions): FrontHandler {
   return (req, res) => {
     const running = server();
     if (!running || !plainJsonPost(req)) return false;
@@ -102,7 +111,7 @@ export function graphqlFront({ server, forwarding, logger }: GraphqlFrontOptions
     req.once('error', () => res.destroy());
     req.once('end', () => {
       runInContext({ requestId: id, authorization: req.headers.authorization }, () => {
-        answer(req, res, running, Buffer.concat(chunks), forwarding).catch((error: unknown) => {
+        answer(req, res, running, Buffer.concat(chunks), { forwarding, trusted }).catch((error: unknown) => {
           logger.error({ err: error, requestId: id }, 'graphql gateway error');
           if (res.headersSent) res.destroy();
           else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: GRAPHQL_CODES.INTERNAL_SERVER_ERROR } }] });

@@ -127,11 +127,39 @@ describe('the federated API through the gateway', () => {
     expect(res.body.errors).toEqual([{ message: 'Query depth limit of 10 exceeded, found 12.', extensions: { code: 'QUERY_TOO_COMPLEX' } }]);
   });
 
-  it('refuses a query whose estimated cost is over the limit, counting list sizes and fragments', async () => {
-    const aliases = Array.from({ length: 10 }, (_, i) => `o${i}: orders(limit: 1000) { ...line }`).join(' ');
+  it('refuses a query whose estimated cost is over the budget, with the estimate, counting list sizes and fragments', async () => {
+    const aliases = Array.from({ length: 10 }, (_, i) => `o${i}: orders(limit: 2000) { ...line }`).join(' ');
     const res = await gql(`{ ${aliases} } fragment line on Order { orderId status }`, admin.bearer);
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ message: 'Query is too complex: estimated cost 20010 exceeds the limit of 10000', extensions: { code: 'QUERY_TOO_COMPLEX' } }]);
+    expect(res.body).toEqual({
+      errors: [
+        {
+          message: 'Query is too complex: estimated cost 20000 exceeds the limit of 10000',
+          extensions: { code: 'QUERY_TOO_COMPLEX', cost: { estimated: 20000, max: 10000 } },
+        },
+      ],
+    });
+  });
+
+  it('reports the estimated and the actual cost in extensions when the request asks with X-GraphQL-Cost: include', async () => {
+    // books 3 × (1 + authors 5 (@listSize assumedSize) × 1)
+    const query = 'query ($n: Int) { books(limit: $n) { id title authors { firstName } } }';
+    const asked = await graphql(url, query, { variables: { n: 3 }, headers: { 'X-GraphQL-Cost': 'include' } });
+    expect(asked.status).toBe(200);
+    // The actual cost counts the answer: each book and each of its authors.
+    const books = asked.body.data.books as { authors: unknown[] }[];
+    const actual = books.reduce((sum, book) => sum + 1 + book.authors.length, 0);
+    expect(asked.body.extensions).toEqual({ cost: { estimated: 18, actual, max: 10000 } });
+    const plain = await gql(query, undefined, { n: 3 });
+    expect(plain.status).toBe(200);
+    expect(plain.body.extensions).toBeUndefined();
+  });
+
+  it('answers small lists nested three deep, which the former 20-per-list heuristic refused', async () => {
+    // Formerly every field 1 and 20 a list: 67,201. Now orders (limit's default 50) × (1 + items 20 × (1 + book 1 + authors 5)) = 7,050.
+    const res = await gql('{ orders { orderId status totalAmount items { quantity price bookTitle book { id title authors { id firstName lastName } } } } }', admin.bearer);
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toBeUndefined();
   });
 
   it('answers a JSON post the same before the app as through it, request id and errors included', async () => {

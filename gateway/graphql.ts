@@ -11,7 +11,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
 import type { Config, ServiceName } from '../platform/config';
 import { gatewayForwarding } from '../platform/forwarded';
 import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
@@ -21,17 +21,22 @@ import { graphqlFront, MALFORMED_JSON } from './graphql-front';
 import type { FrontHandler, GraphqlHalf } from './index';
 import { createSubgraphFetcher } from './subgraph-fetcher';
 import { SubgraphSource, type GatewayContext } from './subgraph-source';
-import { DEFAULT_QUERY_LIMITS, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
+import { readManifest, trustedDocuments, type PersistedManifest, type TrustedDocuments } from './trusted-documents';
+import { costDirectivesOf } from '../platform/query-cost';
+import { DEFAULT_QUERY_LIMITS, queryCostOfRefusal, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
 
 export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.graphql');
 export const GRAPHQL_BODY_LIMIT = '1mb';
 
 export interface GraphqlGatewayDeps {
-  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries'>>;
+  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries' | 'queryLimits' | 'trustedDocuments'>>;
   logger: Logger;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
+  /** Defaults to config.queryLimits, else the defaults. */
   limits?: QueryLimits;
+  /** The trusted documents; defaults to the admin UI's generated manifest. */
+  manifest?: PersistedManifest;
 }
 
 export interface GraphqlGateway {
@@ -67,6 +72,8 @@ export function formatGatewayError(formatted: GraphQLFormattedError, error?: unk
   const code = queryLimitCode(error) ?? (uncodedClientError(error) ? GRAPHQL_CODES.BAD_REQUEST : source.code);
   const extensions: Record<string, unknown> = { code: code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR };
   for (const key of CLIENT_EXTENSIONS) if (key !== 'code' && source[key] !== undefined) extensions[key] = source[key];
+  const cost = queryCostOfRefusal(error);
+  if (cost) extensions.cost = cost;
   const internal = extensions.code === GRAPHQL_CODES.INTERNAL_SERVER_ERROR;
   return { message: internal ? INTERNAL_ERROR_MESSAGE : formatted.message, locations: formatted.locations, path: formatted.path, extensions };
 }
@@ -117,6 +124,28 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
 /** The gateway's app gives every request its id first; mounted on another app, this does (the same rule). */
 const withRequestId: RequestHandler = (req, res, next) => (req.requestId ? next() : requestId(req, res, next));
 
+/**
+ * Trusted documents on the app's route (the front path resolves its own): a POST body's id replaced
+ * by its document, and a GET's document text held to the mode. A GET names no id: ids go by POST.
+ */
+function trustedDocumentsRoute(trusted: TrustedDocuments): RequestHandler {
+  return (req, res, next) => {
+    const resolved = req.method === 'GET' ? getText(req.originalUrl, trusted) : trusted.resolve(req.body);
+    if ('refusal' in resolved) {
+      res.status(resolved.refusal.status).json(resolved.refusal.body);
+      return;
+    }
+    if (req.method !== 'GET') req.body = resolved.body;
+    next();
+  };
+}
+
+function getText(url: string, trusted: TrustedDocuments): ReturnType<TrustedDocuments['resolve']> {
+  const text = new URL(url, 'http://gateway').searchParams.get('query');
+  const refused = text === null ? undefined : trusted.admitsText(text);
+  return refused ? { refusal: refused } : { body: undefined };
+}
+
 /** JSON body errors on /graphql answered as GraphQL errors rather than an HTML page. */
 const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, next) => {
   if (error.type === 'entity.parse.failed') {
@@ -131,18 +160,22 @@ const bodyErrors: ErrorRequestHandler = (error: { type?: string }, _req, res, ne
 export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const { config } = deps;
   const logger = deps.logger.child({ component: 'graphql-gateway' });
-  const limits = deps.limits ?? DEFAULT_QUERY_LIMITS;
-  const limitsOptions = queryLimits<GatewayContext>(limits);
+  const limits = deps.limits ?? config.queryLimits ?? DEFAULT_QUERY_LIMITS;
+  const supergraphSdl = deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8');
+  // Demand control reads @cost and @listSize from the supergraph, where composition keeps them.
+  const limitsOptions = queryLimits<GatewayContext>(limits, costDirectivesOf(parse(supergraphSdl)));
   const forwarding = config.trustProxy ? gatewayForwarding(config.trustProxy) : undefined;
   if (!config.apolloTelemetryDisabled) logger.info('Apollo usage telemetry is enabled (APOLLO_TELEMETRY_DISABLED=0)');
   let server: ApolloServer<GatewayContext> | undefined;
   const subgraphs = createSubgraphFetcher({ deduplicate: config.gatewayDeduplicateQueries ?? true });
+  const trusted = trustedDocuments(deps.manifest ?? readManifest(), config.trustedDocuments ?? 'off', logger);
+  if (config.trustedDocuments === 'enforce') logger.info('GraphQL runs trusted documents only (GRAPHQL_TRUSTED_DOCUMENTS=enforce)');
 
   return {
-    front: graphqlFront({ server: () => server, forwarding, logger }),
+    front: graphqlFront({ server: () => server, forwarding, trusted, logger }),
     async mount(app) {
       const gateway = new ApolloGateway({
-        supergraphSdl: deps.supergraphSdl ?? fs.readFileSync(SUPERGRAPH_PATH, 'utf8'),
+        supergraphSdl,
         logger,
         buildService: ({ name, url }) => new SubgraphSource(() => (name in config.urls ? `${config.urls[name as ServiceName]}/graphql` : (url ?? '')), subgraphs.fetch),
       });
@@ -163,6 +196,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
         '/graphql',
         withRequestId,
         express.json({ limit: GRAPHQL_BODY_LIMIT }),
+        trustedDocumentsRoute(trusted),
         expressMiddleware(server, {
           context: async ({ req }) => ({ forwarded: forwarding?.headers(req) }),
         }),

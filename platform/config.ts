@@ -8,6 +8,7 @@ import { readCatalogue, type CatalogueConfig } from './config/catalogue';
 import { readDatabase, type DatabaseConfig } from './config/database';
 import { envReader, type Env, type LoadOptions } from './config/env';
 import { apolloTelemetryDisabled, readGateway, type GatewayConfig } from './config/gateway';
+import { readGraphql, type GraphqlConfig } from './config/graphql';
 import { readKafka, type KafkaConfig } from './config/kafka';
 import { readNetwork, type NetworkConfig } from './config/network';
 import { readStripe, type StripeConfig } from './config/stripe';
@@ -17,8 +18,9 @@ export { EMBEDDED_ADMIN } from './config/auth';
 export { ConfigError, type LoadOptions } from './config/env';
 export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network';
 export type { TracingConfig } from './config/telemetry';
+export { TRUSTED_DOCUMENT_MODES, type TrustedDocumentMode } from './config/graphql';
 
-export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig {
+export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig {
   logLevel: string;
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -39,6 +41,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ...readAuth(reader, database.dataDir),
     ...readKafka(reader),
     ...readGateway(reader),
+    ...readGraphql(reader),
     ...readCatalogue(reader, network.ports.gateway),
     ...readStripe(reader),
     ...readTelemetry(reader),

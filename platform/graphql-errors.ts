@@ -16,6 +16,10 @@ export const GRAPHQL_CODES = {
   CONFLICT: 'CONFLICT',
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  /** A document sent as text that the trusted documents manifest lacks, under `GRAPHQL_TRUSTED_DOCUMENTS=enforce` (gateway/trusted-documents.ts). */
+  PERSISTED_QUERY_NOT_ALLOWED: 'PERSISTED_QUERY_NOT_ALLOWED',
+  /** A `documentId` (or persistedQuery hash without its text) that the manifest lacks. */
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
   /** A document past the GraphQL limits (platform/query-limits.ts). */
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   /** Anything else; its message is always INTERNAL_ERROR_MESSAGE. */

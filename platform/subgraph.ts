@@ -28,7 +28,8 @@ import { AppError, unauthenticated, validationFailed } from './errors';
 import { isUuid } from './validation';
 import { databaseOutage } from './database';
 import { CODE_OF_STATUS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from './graphql-errors';
-import { queryLimitCode, queryLimits } from './query-limits';
+import { costDirectivesOf } from './query-cost';
+import { DEFAULT_QUERY_LIMITS, queryCostOfRefusal, queryLimitCode, queryLimits, type QueryLimits } from './query-limits';
 import type { Logger } from './logger';
 import { centsText, toCents } from './money';
 
@@ -77,6 +78,8 @@ export interface SubgraphOptions<L> {
   logger: Logger;
   /** Builds the request's DataLoaders; the principal is already known (or null). */
   loaders: (principal: Principal | null) => L;
+  /** The GraphQL limits (config.queryLimits), the gateway's; the defaults when not given. */
+  limits?: QueryLimits;
 }
 
 export interface SubgraphEndpoint {
@@ -105,7 +108,8 @@ export function formatSubgraphError(formatted: GraphQLFormattedError, error: unk
     if (original.validationErrors) extensions.validationErrors = original.validationErrors;
     return { ...base, message: original.message, extensions };
   }
-  return { ...base, extensions: { code: queryLimitCode(error) ?? formatted.extensions?.code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR } };
+  const cost = queryCostOfRefusal(error);
+  return { ...base, extensions: { code: queryLimitCode(error) ?? formatted.extensions?.code ?? GRAPHQL_CODES.INTERNAL_SERVER_ERROR, ...(cost ? { cost } : {}) } };
 }
 
 /** Logs (with the request id, as every line) what the client only sees as a generic internal error. */
@@ -145,8 +149,9 @@ export async function createSubgraphEndpoint<L>(options: SubgraphOptions<L>): Pr
   const typeDefs = parse(readFileSync(options.schemaFile, 'utf8'));
   const schema = buildSubgraphSchema([{ typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
   validateEntityReferences(schema, entityKeys(typeDefs));
-  // The gateway's limits here too: a query sent to this service's own port cannot amplify (CONTRACT §9).
-  const limits = queryLimits<SubgraphContext<L>>();
+  // The gateway's limits here too, the cost from this subgraph's own @cost and @listSize: a query
+  // sent to this service's own port cannot amplify (CONTRACT §9).
+  const limits = queryLimits<SubgraphContext<L>>(options.limits ?? DEFAULT_QUERY_LIMITS, costDirectivesOf(typeDefs));
   // No usage reporting anywhere (telemetry is off), so no federated traces for the gateway either.
   const plugins: ApolloServerPlugin<SubgraphContext<L>>[] = [
     ApolloServerPluginLandingPageDisabled(),

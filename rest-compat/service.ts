@@ -135,6 +135,7 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
       logger,
       schemaFile: path.join(definition.dir, 'schema.graphql'),
       verifier: partsVerifier,
+      limits: config.queryLimits,
     });
     const app = createServiceApp({
       name,

@@ -2,8 +2,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE } from './check';
+import { parse } from 'graphql';
+import { costDirectivesOf } from '../platform/query-cost';
+import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE, OPERATIONS_DIR } from './check';
 import { ADMIN_DOCUMENTS_FILE, committedSources, generatedFiles, generatedStaleness, resolverTypesFile } from './codegen';
+import { documentId } from '../gateway/trusted-documents';
+import { manifestProblems, PERSISTED_DOCUMENTS_FILE } from './persisted-documents';
 import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, writeComposition, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
 const root = projectRoot();
@@ -65,7 +69,11 @@ describe('composition', () => {
 
   it('passes a Router-only feature but the gateway refuses to load it', async () => {
     const composition = composed(
-      edited('book', (sdl) => sdl.replace('import: ["@key"]', 'import: ["@key", "@authenticated"]').replace('  stock: Int\n', '  stock: Int @authenticated\n')),
+      edited('book', (sdl) =>
+        sdl
+          .replace('import: ["@key", "@cost", "@listSize"]', 'import: ["@key", "@cost", "@listSize", "@authenticated"]')
+          .replace('  stock: Int\n', '  stock: Int @authenticated\n'),
+      ),
     );
     expect(await gatewayLoadProblems(composition.supergraphSdl)).toEqual([expect.stringMatching(/authenticated.*unsupported/)]);
   });
@@ -160,7 +168,7 @@ describe('the whole check against git history', () => {
 });
 
 describe('admin UI operations', () => {
-  it("reports an operation that no longer validates or is over the gateway's limits, naming its file", () => {
+  it("reports an operation that no longer validates or is over the gateway's limits (the supergraph's @listSize included), naming its file", () => {
     const dir = tempRoot();
     try {
       const ops = path.join(dir, 'gateway', 'admin', 'operations', 'orders');
@@ -169,11 +177,12 @@ describe('admin UI operations', () => {
       fs.writeFileSync(path.join(ops, 'stale.graphql'), 'query Stale { orders { orderId shippingAddress } }');
       fs.writeFileSync(
         path.join(ops, 'huge.graphql'),
-        `query Huge { ${Array.from({ length: 15 }, (_, i) => `o${i}: orders(limit: 200) { orderId status totalAmount user { email } }`).join(' ')} }`,
+        `query Huge { ${Array.from({ length: 15 }, (_, i) => `o${i}: orders(limit: 400) { orderId status totalAmount user { email } }`).join(' ')} }`,
       );
       fs.writeFileSync(path.join(dir, 'gateway', 'admin', 'operations', 'broken.graphql'), 'query {');
 
-      const result = operationProblems(dir, apiSchemaOf(composed(real()).supergraphSdl));
+      const { supergraphSdl } = composed(real());
+      const result = operationProblems(dir, apiSchemaOf(supergraphSdl), OPERATIONS_DIR, costDirectivesOf(parse(supergraphSdl)));
       expect(result.files).toBe(4);
       expect(result.problems).toEqual([
         expect.stringMatching(/^gateway\/admin\/operations\/broken\.graphql: Syntax Error/),
@@ -213,7 +222,7 @@ describe('admin UI operations', () => {
 describe('generated types', () => {
   it('are committed as the subgraphs and the admin UI operations generate them now', async () => {
     const files = await generatedFiles(committedSources(root));
-    expect(files.map(({ file }) => file).sort()).toEqual([ADMIN_DOCUMENTS_FILE, ...real().map((subgraph) => resolverTypesFile(subgraph.name))].sort());
+    expect(files.map(({ file }) => file).sort()).toEqual([ADMIN_DOCUMENTS_FILE, PERSISTED_DOCUMENTS_FILE, ...real().map((subgraph) => resolverTypesFile(subgraph.name))].sort());
     expect(generatedStaleness(root, files)).toEqual([]);
   });
 
@@ -230,7 +239,7 @@ describe('generated types', () => {
     ]);
   });
 
-  it("name the admin UI's typed documents when an operation changes, and the ones missing", async () => {
+  it("name the admin UI's typed documents and their trusted documents manifest when an operation changes, and the ones missing", async () => {
     const dir = tempRoot();
     try {
       await writeGenerated(dir, real());
@@ -243,10 +252,38 @@ describe('generated types', () => {
       expect(generatedStaleness(dir, files)).toEqual([
         'subgraphs/auth/generated/resolvers-types.ts is stale or missing',
         `${ADMIN_DOCUMENTS_FILE} is stale or missing`,
+        `${PERSISTED_DOCUMENTS_FILE} is stale or missing`,
         'Run `npm run schema:codegen` and commit the result.',
       ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the trusted documents manifest', () => {
+  it('reports a document the supergraph refuses, an id that is not its hash, and a document over the budget', () => {
+    const { supergraphSdl } = composed(real());
+    const body = (text: string) => ({ id: documentId(text), type: 'query' as const, body: text });
+    const huge = `query Huge { ${Array.from({ length: 6 }, (_, i) => `o${i}: orders(limit: 2000) { orderId }`).join(' ')} }`;
+    const problems = manifestProblems(
+      {
+        format: 'apollo-persisted-query-manifest',
+        version: 1,
+        operations: [
+          { name: 'Fine', ...body('query Fine { books(limit: 2) { id } }') },
+          { name: 'Stale', ...body('query Stale { orders { shippingAddress } }') },
+          { name: 'Forged', ...body('query Forged { books { id } }'), id: 'f'.repeat(64) },
+          { name: 'Huge', ...body(huge) },
+        ],
+      },
+      apiSchemaOf(supergraphSdl),
+      costDirectivesOf(parse(supergraphSdl)),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^Stale \(\w+\): Cannot query field "shippingAddress" on type "Order"\.$/),
+      `Forged (${'f'.repeat(64)}): the id is not the sha256 of the body`,
+      expect.stringMatching(/^Huge \(\w+\): Query is too complex: estimated cost 12000 exceeds the limit of 10000$/),
+    ]);
   });
 });

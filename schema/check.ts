@@ -2,8 +2,9 @@
  * `npm run schema:check`: a schema registry's checks without a registry. Fails when a subgraph no
  * longer composes, when the committed supergraph (or a subgraph copy) is stale, when the gateway
  * cannot load it, when the client-facing API schema breaks against the base version without an
- * acknowledgement, when an admin UI operation no longer validates, or when a generated type file
- * (resolver types, the admin UI's typed documents: schema/codegen.ts) differs from what the schemas generate.
+ * acknowledgement, when an admin UI operation no longer validates, when the trusted documents manifest
+ * holds a document the supergraph refuses, or when a generated file (resolver types, the admin UI's typed
+ * documents and its manifest: schema/codegen.ts) differs from what the schemas generate.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,8 +26,10 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { loadSchemaCheckConfig } from '../platform/config';
+import { costDirectivesOf, type CostDirectives } from '../platform/query-cost';
 import { operationLimitProblems } from '../platform/query-limits';
 import { generatedFiles, generatedStaleness } from './codegen';
+import { manifestProblems, PERSISTED_DOCUMENTS_FILE, type PersistedManifest } from './persisted-documents';
 import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
 
 export const ACKNOWLEDGED_FILE = 'schema/acknowledged-breaking-changes.json';
@@ -172,7 +175,7 @@ function spreadFragments(node: ASTNode, shared: Map<string, FragmentDefinitionNo
  * (e) Every stored admin UI operation, with the shared fragments it spreads (FRAGMENTS_FILE), parses,
  * validates against the API schema and is within the gateway's limits; every shared fragment is used.
  */
-export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR): { files: number; problems: string[] } {
+export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR, directives?: CostDirectives): { files: number; problems: string[] } {
   const files = graphqlFiles(path.join(root, dir)).sort();
   const fragmentsFile = path.join(root, dir, FRAGMENTS_FILE);
   const problems: string[] = [];
@@ -199,13 +202,25 @@ export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: s
     const errors = validate(apiSchema, document);
     problems.push(...errors.map((error) => `${name}: ${error.message}`));
     if (errors.length > 0) continue;
-    for (const { operation, message } of operationLimitProblems(apiSchema, document)) problems.push(`${name}: ${operation ?? 'anonymous operation'}: ${message}`);
+    for (const { operation, message } of operationLimitProblems(apiSchema, document, undefined, directives))
+      problems.push(`${name}: ${operation ?? 'anonymous operation'}: ${message}`);
   }
   for (const fragment of unused) problems.push(`${path.relative(root, fragmentsFile)}: fragment ${fragment} is spread by no operation`);
   return { files: files.length, problems };
 }
 
-/** (f) The committed generated type files, compared with what the subgraphs and the fresh supergraph generate. */
+/** (f) The committed trusted documents manifest: each document validates against the API schema and stays within the limits. */
+export function trustedDocumentProblems(root: string, apiSchema: GraphQLSchema, directives: CostDirectives): { documents: number; problems: string[] } {
+  let manifest: PersistedManifest;
+  try {
+    manifest = JSON.parse(fs.readFileSync(path.join(root, PERSISTED_DOCUMENTS_FILE), 'utf8')) as PersistedManifest;
+  } catch (error) {
+    return { documents: 0, problems: [`${PERSISTED_DOCUMENTS_FILE}: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+  return { documents: manifest.operations?.length ?? 0, problems: manifestProblems(manifest, apiSchema, directives) };
+}
+
+/** (g) The committed generated type files, compared with what the subgraphs and the fresh supergraph generate. */
 export async function generatedTypesProblems(root: string, composition: Extract<Composition, { ok: true }>): Promise<{ files: number; problems: string[] }> {
   try {
     const files = await generatedFiles({ root, subgraphs: composition.subgraphs, supergraphSdl: composition.supergraphSdl });
@@ -262,9 +277,15 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
     lines.push(...report.dangerous.map((change) => `  dangerous ${describe(change)}`));
   }
 
-  const operations = operationProblems(root, apiSchemaOf(composition.supergraphSdl));
+  const apiSchema = apiSchemaOf(composition.supergraphSdl);
+  const directives = costDirectivesOf(parse(composition.supergraphSdl));
+  const operations = operationProblems(root, apiSchema, OPERATIONS_DIR, directives);
   if (operations.problems.length > 0) fail(`admin UI operations validate (${OPERATIONS_DIR})`, operations.problems);
   else lines.push(`ok   ${operations.files} admin UI operation file(s) validate`);
+
+  const manifest = trustedDocumentProblems(root, apiSchema, directives);
+  if (manifest.problems.length > 0) fail(`trusted documents validate (${PERSISTED_DOCUMENTS_FILE})`, manifest.problems);
+  else lines.push(`ok   ${manifest.documents} trusted document(s) validate against the supergraph`);
 
   const generated = await generatedTypesProblems(root, composition);
   if (generated.problems.length > 0) fail('generated types are up to date', generated.problems);

@@ -14,6 +14,8 @@ import * as typescriptOperations from '@graphql-codegen/typescript-operations';
 import * as typescriptResolvers from '@graphql-codegen/typescript-resolvers';
 import { printSchema } from 'graphql';
 import { apiSchemaOf, readSubgraphs, SUPERGRAPH_FILE, type SubgraphSdl } from './compose';
+import * as persistedDocuments from './persisted-documents';
+import { PERSISTED_DOCUMENTS_FILE } from './persisted-documents';
 
 export const ADMIN_OPERATIONS_GLOB = 'gateway/admin/operations/**/*.graphql';
 export const ADMIN_DOCUMENTS_FILE = 'gateway/admin/src/api/generated/operations.ts';
@@ -54,6 +56,7 @@ const PLUGINS: Record<string, Awaited<ReturnType<PluginLoader>>> = {
   '@graphql-codegen/typescript-resolvers': typescriptResolvers,
   '@graphql-codegen/typescript-operations': typescriptOperations,
   '@graphql-codegen/typed-document-node': typedDocumentNode,
+  'persisted-documents': persistedDocuments,
 };
 
 const pluginLoader: PluginLoader = (name) => {
@@ -92,22 +95,27 @@ export function codegenConfig(sources: CodegenSources): CodegenConfig {
       },
     };
   }
-  generates[ADMIN_DOCUMENTS_FILE] = {
-    schema: printSchema(apiSchemaOf(sources.supergraphSdl)),
-    documents: path.join(sources.root, ADMIN_OPERATIONS_GLOB),
-    plugins: [{ add: { content: header(`${SUPERGRAPH_FILE}'s API schema and ${ADMIN_OPERATIONS_GLOB}`) } }, 'typescript', 'typescript-operations', 'typed-document-node'],
-    config: {
-      ...common,
-      // Only the enums, inputs and scalars the operations use, and each answer's shape.
-      onlyOperationTypes: true,
-      skipTypename: true,
-      // Each document is the text sent, with the fragments it spreads: no GraphQL parser in the bundle.
-      documentMode: 'string',
-      dedupeFragments: true,
-      // On the wire Money is the decimal string the scalar serializes.
-      scalars: { Money: 'string' },
-    },
+  const adminSchema = printSchema(apiSchemaOf(sources.supergraphSdl));
+  const adminDocuments = path.join(sources.root, ADMIN_OPERATIONS_GLOB);
+  const adminConfig = {
+    ...common,
+    // Only the enums, inputs and scalars the operations use, and each answer's shape.
+    onlyOperationTypes: true,
+    skipTypename: true,
+    // Each document is the text sent, with the fragments it spreads: no GraphQL parser in the bundle.
+    documentMode: 'string',
+    dedupeFragments: true,
+    // On the wire Money is the decimal string the scalar serializes.
+    scalars: { Money: 'string' },
   };
+  generates[ADMIN_DOCUMENTS_FILE] = {
+    schema: adminSchema,
+    documents: adminDocuments,
+    plugins: [{ add: { content: header(`${SUPERGRAPH_FILE}'s API schema and ${ADMIN_OPERATIONS_GLOB}`) } }, 'typescript', 'typescript-operations', 'typed-document-node'],
+    config: adminConfig,
+  };
+  // The trusted documents manifest: the same documents, as the same texts (schema/persisted-documents.ts).
+  generates[PERSISTED_DOCUMENTS_FILE] = { schema: adminSchema, documents: adminDocuments, plugins: ['persisted-documents'], config: adminConfig };
   return { overwrite: true, pluginLoader, generates };
 }
 

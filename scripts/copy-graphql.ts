@@ -1,7 +1,7 @@
 /**
  * Run by `npm run build` after tsc: copies the non-TypeScript files the compiled code reads at run
  * time beside their JS in dist/ (each subgraph's schema.graphql, the committed supergraph, the REST
- * contract rest-compat/openapi.yaml), so an image holding only dist/ still serves GraphQL and /openapi.json.
+ * contract rest-compat/openapi.yaml, the trusted documents manifest), so an image holding only dist/ still serves GraphQL and /openapi.json.
  * `npm run dev` (scripts/dev.ts) copies each again when it changes.
  */
 import fs from 'node:fs';
@@ -19,6 +19,8 @@ export function runTimeFiles(): string[] {
       .map((entry) => path.join('subgraphs', entry.name, 'schema.graphql')),
     path.join('schema', 'supergraph.graphql'),
     path.join('rest-compat', 'openapi.yaml'),
+    // The trusted documents manifest the gateway reads (gateway/trusted-documents.ts).
+    path.join('gateway', 'admin', 'src', 'api', 'generated', 'persisted-documents.json'),
   ].filter((file) => fs.existsSync(path.join(root, file)));
 }
 

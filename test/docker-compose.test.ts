@@ -127,6 +127,7 @@ describe('docker-compose.yml', () => {
     expect(Object.values(gateway.depends_on ?? {}).every((d) => d.condition === 'service_healthy')).toBe(true);
     const config = loadConfig(environmentOf('gateway'));
     expect(config.ports.gateway).toBe(8080);
+    expect(config.trustedDocuments).toBe('enforce');
     expect(config.apolloTelemetryDisabled).toBe(true);
   });
 

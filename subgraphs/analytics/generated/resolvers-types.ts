@@ -134,7 +134,9 @@ export type QueryRevenueReportArgs = {
 /** `GET /analytics/revenue`: totals over the same range as the arrays. */
 export type RevenueReport = {
   readonly __typename?: 'RevenueReport';
+  /** One a day of the range: a month's worth is assumed (the default range is 30 days). */
   readonly daily: ReadonlyArray<DailyRevenue>;
+  /** One a month the range touches. */
   readonly monthly: ReadonlyArray<MonthlyRevenue>;
   readonly totalRevenue: Scalars['Money']['output'];
 };

@@ -2,10 +2,13 @@
  * The UI's only data channel: POSTs a stored operation (gateway/admin/operations/*.graphql, as a
  * typed document generated from it: generated/operations.ts) to the gateway's /graphql with the
  * admin's bearer token, and answers its typed result. An UNAUTHENTICATED answer refreshes the
- * session once and retries.
+ * session once and retries. The operation goes by its id in the trusted documents manifest
+ * (generated/persisted-documents.json, generated with the typed documents), which the gateway
+ * resolves in every GRAPHQL_TRUSTED_DOCUMENTS mode and requires under `enforce`.
  */
 import { accessToken, refresh } from './auth';
 import type { TypedDocumentString } from './generated/operations';
+import manifest from './generated/persisted-documents.json';
 
 export class GraphqlRequestError extends Error {
   constructor(
@@ -24,6 +27,15 @@ interface GraphqlAnswer<T> {
   errors?: { message: string; extensions?: { code?: string; validationErrors?: unknown } }[];
 }
 
+/** Each document's id by its text: the text is what a typed document holds. */
+const DOCUMENT_IDS = new Map(manifest.operations.map((operation) => [operation.body, operation.id]));
+
+/** The request body: the document's id, or its text for a document outside the manifest (none is, while the generated files are current). */
+function requestBody(document: string, variables: unknown): string {
+  const id = DOCUMENT_IDS.get(document);
+  return JSON.stringify(id ? { documentId: id, variables } : { query: document, variables });
+}
+
 const SIGNED_OUT = new GraphqlRequestError('You are signed out.', 'UNAUTHENTICATED');
 
 async function send<T>(document: string, variables: unknown, token: string): Promise<{ status: number; body: GraphqlAnswer<T> | undefined }> {
@@ -32,7 +44,7 @@ async function send<T>(document: string, variables: unknown, token: string): Pro
     res = await fetch('/graphql', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: document, variables }),
+      body: requestBody(document, variables),
     });
   } catch {
     throw new GraphqlRequestError('The gateway cannot be reached. Check that the bookstore is running.', 'NETWORK_ERROR');
