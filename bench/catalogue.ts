@@ -5,13 +5,12 @@
  * DB_URL is set. Build, then: node dist/bench/catalogue.js [uploads=100] [books=10000].
  */
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { catalogueReferences, nextIsbn13 } from '../test/commerce';
 import { pngOfSize } from '../test/images';
 import { S3RVER_CREDENTIALS, S3Server } from '../test/s3-server';
 import { adminSession, startStack, type Stack } from '../test/stack';
-import { Book, BookAuthor } from '../subgraphs/book/entities';
+import { benchBook, insertBooks } from './books';
 import { latencies, percentile } from './measure';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -38,34 +37,13 @@ async function fill(stack: Stack, count: number): Promise<void> {
   const db = stack.services.book!.db;
   const now = new Date();
   for (let start = 0; start < count; start += 500) {
-    const books = Array.from({ length: Math.min(500, count - start) }, (_, i) => {
-      const isbn = nextIsbn13();
-      const title = `Volume ${String(start + i).padStart(6, '0')}`;
-      return Object.assign(new Book(), {
-        id: randomUUID(),
-        isbn,
-        isbn13: isbn,
-        title,
-        description: 'A book of the benchmark catalogue.',
-        priceCents: 1299,
-        language: 'en',
-        publishedDate: '2001-01-01',
-        coverKey: null,
-        publisherId: refs.publisherId,
-        categoryId: refs.categoryId,
-        stock: 10,
-        searchText: title.toLowerCase(),
-        createdAt: now,
-        updatedAt: now,
-      });
-    });
-    await db.transaction(async (manager) => {
-      await manager.insert(Book, books);
-      await manager.insert(
-        BookAuthor,
-        books.map((book) => ({ bookId: book.id, authorId: refs.authorId, position: 0 })),
-      );
-    });
+    const books = Array.from({ length: Math.min(500, count - start) }, (_, i) =>
+      benchBook(
+        { title: `Volume ${String(start + i).padStart(6, '0')}`, description: 'A book of the benchmark catalogue.', publisherId: refs.publisherId, categoryId: refs.categoryId },
+        now,
+      ),
+    );
+    await insertBooks(db, books, () => refs.authorId);
   }
 }
 

@@ -15,6 +15,7 @@ const BENCHES: Record<string, string[]> = {
   tracing: [process.env.BENCH_SECONDS ?? '10'],
   analytics: ['10000', '1000000'],
   catalogue: ['100', '10000'],
+  search: ['100000', '200', '50'],
 };
 
 function run(name: string): Record<string, unknown> {

@@ -232,18 +232,31 @@ export interface BookListQuery {
   offset: number;
 }
 
+/** Adds what is wrong with `q` to `errors`, the same for the list and the search. */
+function checkText(q: unknown, errors: string[]): string | undefined {
+  if (q === undefined) return undefined;
+  if (typeof q !== 'string') errors.push('q: must be a single string');
+  else if (q.length > MAX_QUERY_LENGTH) errors.push(`q: must be shorter than or equal to ${MAX_QUERY_LENGTH} characters`);
+  else if (CONTROL_CHARACTERS.test(q)) errors.push('q: must not contain control characters');
+  return q as string;
+}
+
+/** `limit` and `offset` as the list and the search take them; what is wrong goes to `errors`. */
+function pageOf(query: Record<string, unknown>, errors: string[]): { limit?: number; offset: number } {
+  const limit = integerParameter(query.limit, 1, MAX_LIMIT);
+  if (limit === null) errors.push(`limit: must be an integer between 1 and ${MAX_LIMIT}`);
+  const offset = integerParameter(query.offset, 0, MAX_OFFSET);
+  if (offset === null) errors.push(`offset: must be an integer between 0 and ${MAX_OFFSET}`);
+  return { limit: limit ?? undefined, offset: offset ?? 0 };
+}
+
 /**
  * `q`, `categoryId`, `publisherId`, `authorId`, `limit` (1..100; absent: every match) and `offset`
  * (>= 0); every bad one is listed in one 400. GraphQL's `books` uses it too.
  */
 export function parseListQuery(query: Record<string, unknown>): BookListQuery {
   const errors: string[] = [];
-  const { q } = query;
-  if (q !== undefined) {
-    if (typeof q !== 'string') errors.push('q: must be a single string');
-    else if (q.length > MAX_QUERY_LENGTH) errors.push(`q: must be shorter than or equal to ${MAX_QUERY_LENGTH} characters`);
-    else if (CONTROL_CHARACTERS.test(q)) errors.push('q: must not contain control characters');
-  }
+  const q = checkText(query.q, errors);
   const ids: Partial<Record<'categoryId' | 'publisherId' | 'authorId', string>> = {};
   for (const name of ['categoryId', 'publisherId', 'authorId'] as const) {
     const value = query[name];
@@ -251,12 +264,29 @@ export function parseListQuery(query: Record<string, unknown>): BookListQuery {
     if (isUuid(value)) ids[name] = value.toLowerCase();
     else errors.push(`${name}: must be a UUID`);
   }
-  const limit = integerParameter(query.limit, 1, MAX_LIMIT);
-  if (limit === null) errors.push(`limit: must be an integer between 1 and ${MAX_LIMIT}`);
-  const offset = integerParameter(query.offset, 0, MAX_OFFSET);
-  if (offset === null) errors.push(`offset: must be an integer between 0 and ${MAX_OFFSET}`);
+  const { limit, offset } = pageOf(query, errors);
   if (errors.length > 0) throw validationFailed(errors);
-  return { q: q as string | undefined, ...ids, limit: limit ?? undefined, offset: offset ?? 0 };
+  return { q, ...ids, limit, offset };
+}
+
+/** A page of the full-text search (`GET /api/books/search`, GraphQL `searchBooks`). */
+export interface BookSearchQuery {
+  q: string;
+  limit: number;
+  offset: number;
+}
+
+/** A search page holds this many books unless `limit` says otherwise: a search is read a page at a time. */
+export const SEARCH_DEFAULT_LIMIT = 20;
+
+/** `q` is required and not blank; `limit` (1..100, default 20) and `offset` as on the list. */
+export function parseSearchQuery(query: Record<string, unknown>): BookSearchQuery {
+  const errors: string[] = [];
+  const q = checkText(query.q, errors);
+  if (q === undefined || (typeof q === 'string' && q.trim() === '')) errors.push('q: must not be blank');
+  const { limit, offset } = pageOf(query, errors);
+  if (errors.length > 0) throw validationFailed(errors);
+  return { q: q as string, limit: limit ?? SEARCH_DEFAULT_LIMIT, offset };
 }
 
 export interface AuthorResponseDto {

@@ -6,9 +6,11 @@ import { bookConsumers } from './events';
 import { Inventory } from './inventory';
 import { CreateBooks1732000000300 } from './migrations/1732000000300-CreateBooks';
 import { Catalogue1732000000301 } from './migrations/1732000000301-Catalogue';
+import { BookSearch1732000000302 } from './migrations/1732000000302-BookSearch';
 import { authorCatalogue, categoryCatalogue, publisherCatalogue } from './references';
 import { bookLoaders, bookResolvers } from './resolvers';
 import { catalogueRoutes, mountCoverUpload } from './routes';
+import { SearchIndex } from './search-index';
 import { seedDemoCatalogue } from './seed';
 import { BookService, type Catalogue } from './service';
 
@@ -26,15 +28,18 @@ export function createBookService(deps: BookServiceDeps) {
     dir: __dirname,
     basePath: '/api',
     entities: [Book, BookAuthor, Author, Category, Publisher, OrderStock],
-    migrations: [CreateBooks1732000000300, Catalogue1732000000301],
+    migrations: [CreateBooks1732000000300, Catalogue1732000000301, BookSearch1732000000302],
     build: async ({ config, db, logger, verifier, events }) => {
       const covers = deps.covers ?? coverStoreFor(config);
+      const search = new SearchIndex(db);
       const catalogue: Catalogue = {
-        books: new BookService(db, covers, logger),
-        authors: authorCatalogue(db),
-        categories: categoryCatalogue(db),
-        publishers: publisherCatalogue(db),
+        books: new BookService(db, covers, logger, search),
+        authors: authorCatalogue(db, search),
+        categories: categoryCatalogue(db, search),
+        publishers: publisherCatalogue(db, search),
       };
+      const indexed = await search.indexMissing();
+      if (indexed > 0) logger.info({ indexed }, 'books added to the search index');
       if (deps.seedDemoCatalogue ?? config.seedDemoCatalogue) {
         const inserted = await seedDemoCatalogue(catalogue.books);
         if (inserted > 0) logger.info({ inserted }, 'demo catalogue seeded');

@@ -73,6 +73,13 @@ describe('the catalogue migration', () => {
       expect(nationBook).toMatchObject({ title: 'Nation', authorIds: [id('Pratchett')], stock: 4 });
       // The migrated books are found by their authors' names.
       expect((await service.books.listBooks({ q: 'gaiman', offset: 0 })).books.map((b) => b.id)).toEqual([omens]);
+      // And by the full-text search: their documents are written when the service starts.
+      const found = await service.books.searchBooks({ q: 'pratchett', limit: 10, offset: 0 });
+      expect(found.total).toBe(2);
+      expect(Object.fromEntries(found.books.map((b) => [b.id, b.highlights]))).toEqual({
+        [omens]: { authors: 'Terry <mark>Pratchett</mark>, Neil Gaiman' },
+        [nation]: { authors: 'Terry <mark>Pratchett</mark>' },
+      });
     } finally {
       await service.stop();
     }

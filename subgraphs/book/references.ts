@@ -3,7 +3,8 @@
  * writes. Names are unique per resource, compared without letter case. Deleting one that books
  * still point at is refused (409) and deletes nothing: the count and the delete run in one
  * transaction holding the row's lock, and a book write locks what it points at too,
- * so neither can slip between the other's check and write.
+ * so neither can slip between the other's check and write. A rename rewrites the search documents
+ * of the books that point at the row, in the rename's transaction.
  */
 import { randomUUID } from 'node:crypto';
 import { In, type EntityManager, type EntityTarget, type FindOptionsOrder } from 'typeorm';
@@ -14,6 +15,7 @@ import { conflict, notFound } from '../../platform/errors';
 import { storedKey } from '../../platform/validation';
 import type { AuthorRequestDto, AuthorResponseDto, CategoryRequestDto, CategoryResponseDto, PublisherRequestDto, PublisherResponseDto } from './dto';
 import { Author, Book, BookAuthor, Category, Publisher } from './entities';
+import type { SearchIndex } from './search-index';
 
 interface Named {
   id: string;
@@ -27,9 +29,11 @@ interface ReferenceKind<E extends Named, Req, Res> {
   order: FindOptionsOrder<E>;
   fields(dto: Req): Omit<E, 'id'>;
   response(row: E): Res;
-  /** Books pointing at the row with `id`. */
-  usage(manager: EntityManager, id: string): Promise<number>;
+  /** Where books point at a row: the table, its column holding the row's id, and the one holding the book's. */
+  links: BookLinks;
 }
+
+type BookLinks = { entity: typeof Book; column: 'categoryId' | 'publisherId'; book: 'id' } | { entity: typeof BookAuthor; column: 'authorId'; book: 'bookId' };
 
 const trimmed = (value: string | null | undefined) => (value === undefined || value === null || value.trim() === '' ? null : value.trim());
 
@@ -45,6 +49,7 @@ export interface ReferenceApi<Req, Res> {
 export class ReferenceCatalogue<E extends Named, Req, Res> implements ReferenceApi<Req, Res> {
   constructor(
     private readonly db: Database,
+    private readonly search: SearchIndex,
     private readonly kind: ReferenceKind<E, Req, Res>,
   ) {}
 
@@ -92,6 +97,8 @@ export class ReferenceCatalogue<E extends Named, Req, Res> implements ReferenceA
         const holder = await manager.findOne(this.kind.entity, { where: { nameKey: fields.nameKey } as never });
         if (holder && holder.id !== id) throw this.duplicate();
         await manager.update(this.kind.entity, { id }, fields as never);
+        // The index holds names folded to lower case: only a new name key changes a document.
+        if (current.nameKey !== fields.nameKey) await this.search.refresh(manager, await this.bookIds(manager, id));
         return this.kind.response({ ...current, ...fields });
       }),
     );
@@ -102,10 +109,18 @@ export class ReferenceCatalogue<E extends Named, Req, Res> implements ReferenceA
     await this.db.transaction(async (manager) => {
       const current = await manager.findOne(this.kind.entity, { where: { id } as never, ...forUpdate(this.db) });
       if (!current) throw this.missing(id);
-      const books = await this.kind.usage(manager, id);
+      const { entity, column } = this.kind.links;
+      const books = await manager.count(entity, { where: { [column]: id } });
       if (books > 0) throw conflict(`${this.kind.label} is still used by ${books} book(s)`, `${this.kind.label.toUpperCase()}_IN_USE`);
       await manager.delete(this.kind.entity, { id });
     });
+  }
+
+  /** The books pointing at the row `id`: their search documents carry its name. */
+  private async bookIds(manager: EntityManager, id: string): Promise<string[]> {
+    const { entity, column, book } = this.kind.links;
+    const rows = (await manager.find(entity, { where: { [column]: id }, select: { [book]: true } })) as unknown as Record<string, string>[];
+    return rows.map((row) => row[book]);
   }
 
   private async guardUnique<T>(write: () => Promise<T>): Promise<T> {
@@ -125,8 +140,8 @@ export function toAuthorResponse(author: Author): AuthorResponseDto {
 /** "first last" as a reader would write it. */
 export const authorName = (author: Pick<Author, 'firstName' | 'lastName'>) => [author.firstName, author.lastName].filter(Boolean).join(' ');
 
-export function authorCatalogue(db: Database) {
-  return new ReferenceCatalogue<Author, AuthorRequestDto, AuthorResponseDto>(db, {
+export function authorCatalogue(db: Database, search: SearchIndex) {
+  return new ReferenceCatalogue<Author, AuthorRequestDto, AuthorResponseDto>(db, search, {
     entity: Author,
     label: 'Author',
     // Surname first, as a bookshop shelves them.
@@ -137,29 +152,29 @@ export function authorCatalogue(db: Database) {
       return { firstName, lastName, biography: trimmed(dto.biography), country: trimmed(dto.country), nameKey: storedKey(authorName({ firstName, lastName })) };
     },
     response: toAuthorResponse,
-    usage: (manager, id) => manager.count(BookAuthor, { where: { authorId: id } }),
+    links: { entity: BookAuthor, column: 'authorId', book: 'bookId' },
   });
 }
 
-export function categoryCatalogue(db: Database) {
-  return new ReferenceCatalogue<Category, CategoryRequestDto, CategoryResponseDto>(db, {
+export function categoryCatalogue(db: Database, search: SearchIndex) {
+  return new ReferenceCatalogue<Category, CategoryRequestDto, CategoryResponseDto>(db, search, {
     entity: Category,
     label: 'Category',
     order: { nameKey: 'ASC', id: 'ASC' },
     fields: (dto) => ({ name: dto.name.trim(), description: trimmed(dto.description), nameKey: storedKey(dto.name) }),
     response: (row) => ({ id: row.id, name: row.name, description: row.description }),
-    usage: (manager, id) => manager.count(Book, { where: { categoryId: id } }),
+    links: { entity: Book, column: 'categoryId', book: 'id' },
   });
 }
 
-export function publisherCatalogue(db: Database) {
-  return new ReferenceCatalogue<Publisher, PublisherRequestDto, PublisherResponseDto>(db, {
+export function publisherCatalogue(db: Database, search: SearchIndex) {
+  return new ReferenceCatalogue<Publisher, PublisherRequestDto, PublisherResponseDto>(db, search, {
     entity: Publisher,
     label: 'Publisher',
     order: { nameKey: 'ASC', id: 'ASC' },
     fields: (dto) => ({ name: dto.name.trim(), address: trimmed(dto.address), nameKey: storedKey(dto.name) }),
     response: (row) => ({ id: row.id, name: row.name, address: row.address }),
-    usage: (manager, id) => manager.count(Book, { where: { publisherId: id } }),
+    links: { entity: Book, column: 'publisherId', book: 'id' },
   });
 }
 

@@ -5,7 +5,7 @@ import { parseUuid } from '../../platform/validation';
 import type { BookResponseDto } from '../../platform/contracts/books';
 import type { AuthorResponseDto, CategoryResponseDto, PublisherResponseDto } from './dto';
 import type { ReferenceCatalogue } from './references';
-import { parseListQuery } from './dto';
+import { parseListQuery, parseSearchQuery } from './dto';
 import type { BookResolvers, Resolvers } from './generated/resolvers-types';
 import type { Catalogue } from './service';
 
@@ -54,6 +54,13 @@ export function bookResolvers(catalogue: Catalogue): Resolvers<Ctx> {
         return (await catalogue.books.listBooks(parseListQuery(query))).books;
       },
       book: (_, args) => catalogue.books.getBook(parseUuid(args.id, 'id')),
+      searchBooks: async (_, args) => {
+        const page = await catalogue.books.searchBooks(parseSearchQuery({ q: args.q, limit: asQueryString(args.limit), offset: asQueryString(args.offset) }));
+        return {
+          total: page.total,
+          hits: page.books.map(({ highlights, ...book }) => ({ book, highlights: Object.entries(highlights).map(([field, fragment]) => ({ field, fragment })) })),
+        };
+      },
       authors: () => catalogue.authors.list(),
       categories: () => catalogue.categories.list(),
       publishers: () => catalogue.publishers.list(),

@@ -1,11 +1,11 @@
 /** REST routes of the book service (CONTRACT §4): parse, authorize, call the service, answer. */
-import { Router, type Express } from 'express';
+import { Router, type Express, type Response } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, requireRole, type TokenVerifier } from '../../platform/auth';
 import { validationFailed } from '../../platform/errors';
 import { isUuid, parseUuid } from '../../platform/validation';
 import { COVER_CACHE_CONTROL } from './covers';
-import { parseAuthorRequest, parseBookRequest, parseCategoryRequest, parsePublisherRequest, parseListQuery } from './dto';
+import { parseAuthorRequest, parseBookRequest, parseCategoryRequest, parsePublisherRequest, parseListQuery, parseSearchQuery } from './dto';
 import type { ReferenceApi } from './references';
 import type { BookService, Catalogue } from './service';
 import { parseCoverUpload } from './upload';
@@ -21,6 +21,12 @@ function parseIdList(body: unknown): string[] {
   return body as string[];
 }
 
+/** A page of books with the number of matches in `X-Total-Count`, as the list and the search answer. */
+function sendPage(res: Response, page: { books: unknown[]; total: number }): void {
+  res.setHeader('X-Total-Count', String(page.total));
+  res.json(page.books);
+}
+
 /** Reading is public; writing needs an ADMIN token (401 without one, 403 for a USER). */
 const adminOnly = (verifier: TokenVerifier) => [authenticate(verifier), requireRole('ADMIN')];
 
@@ -31,9 +37,15 @@ function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
   router
     .route('/')
     .get(async (req, res) => {
-      const page = await service.listBooks(parseListQuery(req.query));
-      res.setHeader('X-Total-Count', String(page.total));
-      res.json(page.books);
+      sendPage(res, await service.listBooks(parseListQuery(req.query)));
+    })
+    .all(methodNotAllowed);
+
+  // Before `/:id`, which would take "search" for a book id.
+  router
+    .route('/search')
+    .get(async (req, res) => {
+      sendPage(res, await service.searchBooks(parseSearchQuery(req.query)));
     })
     .all(methodNotAllowed);
 

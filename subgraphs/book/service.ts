@@ -14,11 +14,12 @@ import { conflict, contractTimestamp, notFound } from '../../platform/errors';
 import { centsOfJsonNumber, fromCents } from '../../platform/money';
 import { COVER_EXTENSIONS, type CoverImage, type CoverStore } from './covers';
 import type { BookResponseDto } from '../../platform/contracts/books';
-import type { BookListQuery, BookRequestDto } from './dto';
+import type { BookListQuery, BookRequestDto, BookSearchQuery } from './dto';
 import { Author, Book, BookAuthor, Category, Publisher } from './entities';
 import { normalizeIsbn, toIsbn13 } from './isbn';
 import { isLanguageCode } from './languages';
 import type { AuthorCatalogue, CategoryCatalogue, PublisherCatalogue } from './references';
+import type { SearchIndex } from './search-index';
 
 /** The book service with the authors, categories and publishers it points at: what routes and resolvers are given. */
 export interface Catalogue {
@@ -31,6 +32,14 @@ export interface Catalogue {
 export interface BookPage {
   books: BookResponseDto[];
   /** Every match, whatever the page. */
+  total: number;
+}
+
+/** A search result: the catalogue's book and its fields that matched, as HTML with the matches in `<mark>`. */
+export type BookSearchHit = BookResponseDto & { highlights: Record<string, string> };
+
+export interface BookSearchPage {
+  books: BookSearchHit[];
   total: number;
 }
 
@@ -74,6 +83,7 @@ export class BookService {
     private readonly db: Database,
     private readonly covers: CoverStore,
     private readonly logger: Logger,
+    private readonly search: SearchIndex,
   ) {}
 
   /** Books as answered: their author ids in order and the cover's URL. */
@@ -157,6 +167,13 @@ export class BookService {
     return builder;
   }
 
+  /** The full-text search (search-index.ts): books best match first, each with its highlights. */
+  async searchBooks(query: BookSearchQuery): Promise<BookSearchPage> {
+    const page = await this.search.find(query.q, query.limit, query.offset);
+    const [books, highlights] = await Promise.all([this.getBooks(page.ids), this.search.highlights(page.ids, page.query)]);
+    return { books: books.map((book) => ({ ...book, highlights: highlights.get(book.id) ?? {} })), total: page.total };
+  }
+
   /** Category, publisher and authors must exist (404 naming the first missing kind); locked until the write commits. */
   private async checkReferences(manager: EntityManager, dto: BookRequestDto): Promise<string[]> {
     const shared = forUpdate(this.db);
@@ -199,6 +216,7 @@ export class BookService {
     const book = Object.assign(new Book(), { id: randomUUID(), ...fields, stock: stock ?? null, coverKey: null, createdAt: now, updatedAt: now });
     await manager.insert(Book, book);
     await this.writeAuthors(manager, book.id, authorIds);
+    await this.search.refresh(manager, [book.id]);
     const [response] = await this.responses([book], manager);
     return response;
   }
@@ -216,6 +234,7 @@ export class BookService {
         const changes = { ...fields, updatedAt: new Date() };
         await manager.update(Book, { id: current.id }, changes);
         await this.writeAuthors(manager, current.id, authorIds);
+        await this.search.refresh(manager, [current.id]);
         const [response] = await this.responses([Object.assign(current, changes)], manager);
         return response;
       }),
@@ -228,6 +247,7 @@ export class BookService {
       const book = await this.find(id, manager);
       await manager.delete(BookAuthor, { bookId: book.id });
       await manager.delete(Book, { id: book.id });
+      await this.search.remove(manager, book.id);
       return book.coverKey;
     });
     if (coverKey) await this.removeCover(coverKey);

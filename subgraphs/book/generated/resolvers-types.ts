@@ -11,6 +11,7 @@ export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: 
 export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
 export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -62,6 +63,21 @@ export type Book = {
   readonly updatedAt: Scalars['String']['output'];
 };
 
+export type BookSearchHit = {
+  readonly __typename?: 'BookSearchHit';
+  readonly book: Book;
+  /** The fields that matched, in the order title, authors, description, category, publisher, isbn. */
+  readonly highlights: ReadonlyArray<SearchHighlight>;
+};
+
+export type BookSearchPage = {
+  readonly __typename?: 'BookSearchPage';
+  /** Best match first. */
+  readonly hits: ReadonlyArray<BookSearchHit>;
+  /** Every match, whatever the page. */
+  readonly total: Scalars['Int']['output'];
+};
+
 export type Category = {
   readonly __typename?: 'Category';
   readonly description: Maybe<Scalars['String']['output']>;
@@ -87,6 +103,13 @@ export type Query = {
   readonly categories: ReadonlyArray<Category>;
   /** Publishers by name. */
   readonly publishers: ReadonlyArray<Publisher>;
+  /**
+   * Full-text search over title, authors, description, category, publisher and ISBN, best match
+   * first (a title match above a description match). Every word must match, in any order; a word
+   * matches the words it begins; a word of five letters or more may carry one typo. `q` must not be
+   * blank; `limit` 1..100.
+   */
+  readonly searchBooks: BookSearchPage;
 };
 
 
@@ -102,6 +125,24 @@ export type QueryBooksArgs = {
   offset?: InputMaybe<Scalars['Int']['input']>;
   publisherId?: InputMaybe<Scalars['ID']['input']>;
   q?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySearchBooksArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  q: Scalars['String']['input'];
+};
+
+/**
+ * One field of a search result that matched, as HTML: the text escaped, each matching word in
+ * <mark>…</mark>, a long description cut to a fragment around its first match.
+ */
+export type SearchHighlight = {
+  readonly __typename?: 'SearchHighlight';
+  /** title, authors, description, category, publisher or isbn */
+  readonly field: Scalars['String']['output'];
+  readonly fragment: Scalars['String']['output'];
 };
 
 
@@ -203,10 +244,13 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Book: ResolverTypeWrapper<BookResponseDto>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  BookSearchHit: ResolverTypeWrapper<Omit<BookSearchHit, 'book'> & { book: ResolversTypes['Book'] }>;
+  BookSearchPage: ResolverTypeWrapper<Omit<BookSearchPage, 'hits'> & { hits: ReadonlyArray<ResolversTypes['BookSearchHit']> }>;
   Category: ResolverTypeWrapper<Category>;
   Money: ResolverTypeWrapper<Scalars['Money']['output']>;
   Publisher: ResolverTypeWrapper<Publisher>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  SearchHighlight: ResolverTypeWrapper<SearchHighlight>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
 };
 
@@ -217,10 +261,13 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   Book: BookResponseDto;
   Int: Scalars['Int']['output'];
+  BookSearchHit: Omit<BookSearchHit, 'book'> & { book: ResolversParentTypes['Book'] };
+  BookSearchPage: Omit<BookSearchPage, 'hits'> & { hits: ReadonlyArray<ResolversParentTypes['BookSearchHit']> };
   Category: Category;
   Money: Scalars['Money']['output'];
   Publisher: Publisher;
   Query: Record<PropertyKey, never>;
+  SearchHighlight: SearchHighlight;
   Boolean: Scalars['Boolean']['output'];
 };
 
@@ -250,6 +297,16 @@ export type BookResolvers<ContextType = SubgraphContext, ParentType extends Reso
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type BookSearchHitResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['BookSearchHit'] = ResolversParentTypes['BookSearchHit']> = {
+  book?: Resolver<ResolversTypes['Book'], ParentType, ContextType>;
+  highlights?: Resolver<ReadonlyArray<ResolversTypes['SearchHighlight']>, ParentType, ContextType>;
+};
+
+export type BookSearchPageResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['BookSearchPage'] = ResolversParentTypes['BookSearchPage']> = {
+  hits?: Resolver<ReadonlyArray<ResolversTypes['BookSearchHit']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type CategoryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Category'] = ResolversParentTypes['Category']> = {
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -272,14 +329,23 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   books?: Resolver<ReadonlyArray<ResolversTypes['Book']>, ParentType, ContextType, RequireFields<QueryBooksArgs, 'limit' | 'offset'>>;
   categories?: Resolver<ReadonlyArray<ResolversTypes['Category']>, ParentType, ContextType>;
   publishers?: Resolver<ReadonlyArray<ResolversTypes['Publisher']>, ParentType, ContextType>;
+  searchBooks?: Resolver<ResolversTypes['BookSearchPage'], ParentType, ContextType, RequireFields<QuerySearchBooksArgs, 'limit' | 'offset' | 'q'>>;
+};
+
+export type SearchHighlightResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['SearchHighlight'] = ResolversParentTypes['SearchHighlight']> = {
+  field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  fragment?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = SubgraphContext> = {
   Author?: AuthorResolvers<ContextType>;
   Book?: BookResolvers<ContextType>;
+  BookSearchHit?: BookSearchHitResolvers<ContextType>;
+  BookSearchPage?: BookSearchPageResolvers<ContextType>;
   Category?: CategoryResolvers<ContextType>;
   Money?: GraphQLScalarType;
   Publisher?: PublisherResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  SearchHighlight?: SearchHighlightResolvers<ContextType>;
 };
 

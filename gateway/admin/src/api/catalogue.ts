@@ -1,4 +1,5 @@
 /** The catalogue as the admin pages use it: books with their stock, authors, categories, publishers, covers. */
+import { api } from './operations';
 import { rest } from './rest';
 
 export interface CatalogueBook {
@@ -13,6 +14,9 @@ export interface CatalogueBook {
   /** Null: the book's inventory is not tracked. */
   stock: number | null;
 }
+
+/** A row of the books page: from a search, also the fields that matched, as HTML fragments with `<mark>`. */
+export type BookRow = Pick<CatalogueBook, 'id' | 'isbn' | 'title' | 'price' | 'stock' | 'coverImageUrl'> & { highlights?: { field: string; fragment: string }[] };
 
 export interface Author {
   id: string;
@@ -42,7 +46,12 @@ export const catalogue = {
   books: async (q: string, limit: number, offset: number) => {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset), ...(q ? { q } : {}) });
     const { data, total } = await rest<CatalogueBook[]>('GET', `/api/books/?${query.toString()}`);
-    return { books: data, total: total ?? data.length };
+    return { books: data as BookRow[], total: total ?? data.length };
+  },
+  /** A page of the full-text search (GraphQL `searchBooks`), best match first. */
+  search: async (q: string, limit: number, offset: number) => {
+    const page = await api.searchBooks(q, limit, offset);
+    return { books: page.hits.map((hit): BookRow => ({ ...hit.book, price: Number(hit.book.price), highlights: hit.highlights })), total: page.total };
   },
   list: async (kind: ReferenceKind) => (await rest<Reference[]>('GET', `/api/${kind}/`)).data,
   create: async (kind: ReferenceKind, body: Record<string, string | null>) => (await rest<Reference>('POST', `/api/${kind}/create`, body)).data,

@@ -1,7 +1,11 @@
-/** The catalogue's books by title, 50 a page, with their stock; each links to its page (cover upload). */
+/**
+ * The catalogue's books by title, 50 a page, with their stock; each links to its page (cover upload).
+ * A search goes through the full-text search (best match first) and shows the fields that matched.
+ */
 import { useState } from 'preact/hooks';
 import { catalogue } from '../api/catalogue';
 import { Empty, ErrorMessage, Loading } from '../components/states';
+import { Marked } from '../components/marked';
 import { DataTable } from '../components/table';
 import { count } from '../format';
 import { useRemote } from '../hooks';
@@ -13,7 +17,7 @@ export function BooksPage({ location }: { location: Location }) {
   const q = (location.query.get('q') ?? '').trim();
   const offset = Math.max(0, Number(location.query.get('offset') ?? 0) || 0);
   const [draft, setDraft] = useState(q);
-  const page = useRemote(() => catalogue.books(q, PAGE, offset), [q, offset]);
+  const page = useRemote(() => (q ? catalogue.search(q, PAGE, offset) : catalogue.books('', PAGE, offset)), [q, offset]);
   const go = (nextOffset: number) => navigate(href('/books', { q, offset: nextOffset > 0 ? String(nextOffset) : undefined }));
 
   return (
@@ -27,7 +31,7 @@ export function BooksPage({ location }: { location: Location }) {
           navigate(href('/books', { q: draft.trim() }));
         }}
       >
-        <label for="book-search">Search by title, author or ISBN</label>
+        <label for="book-search">Search by title, author, description, category, publisher or ISBN</label>
         <div class="search-row">
           <input id="book-search" type="search" value={draft} onInput={(event) => setDraft(event.currentTarget.value)} />
           <button type="submit">Search</button>
@@ -42,17 +46,27 @@ export function BooksPage({ location }: { location: Location }) {
             {offset + 1}–{offset + page.data.books.length} of {count(page.data.total)}
           </p>
           <DataTable testId="books" columns={['Title', 'ISBN', 'Price', 'In stock', 'Cover']}>
-            {page.data.books.map((book) => (
-              <tr key={book.id}>
-                <td>
-                  <Link href={href(`/books/${book.id}`)}>{book.title}</Link>
-                </td>
-                <td>{book.isbn}</td>
-                <td>{book.price.toFixed(2)}</td>
-                <td>{book.stock === null ? <span class="muted">not tracked</span> : count(book.stock)}</td>
-                <td>{book.coverImageUrl ? 'yes' : <span class="muted">none</span>}</td>
-              </tr>
-            ))}
+            {page.data.books.map((book) => {
+              const title = book.highlights?.find((h) => h.field === 'title');
+              const isbn = book.highlights?.find((h) => h.field === 'isbn');
+              const others = book.highlights?.filter((h) => h.field !== 'title' && h.field !== 'isbn') ?? [];
+              return (
+                <tr key={book.id}>
+                  <td>
+                    <Link href={href(`/books/${book.id}`)}>{title ? <Marked fragment={title.fragment} /> : book.title}</Link>
+                    {others.map((h) => (
+                      <div class="muted" key={h.field}>
+                        {h.field}: <Marked fragment={h.fragment} />
+                      </div>
+                    ))}
+                  </td>
+                  <td>{isbn ? <Marked fragment={isbn.fragment} /> : book.isbn}</td>
+                  <td>{book.price.toFixed(2)}</td>
+                  <td>{book.stock === null ? <span class="muted">not tracked</span> : count(book.stock)}</td>
+                  <td>{book.coverImageUrl ? 'yes' : <span class="muted">none</span>}</td>
+                </tr>
+              );
+            })}
           </DataTable>
           <div class="search-row">
             <button type="button" class="button-secondary" disabled={offset === 0} onClick={() => go(Math.max(0, offset - PAGE))}>

@@ -108,6 +108,15 @@ export type ReportsQueryVariables = Exact<{
 
 export type ReportsQuery = { revenueReport: { totalRevenue: string, daily: Array<{ date: string, revenue: string, paidOrders: number }>, monthly: Array<{ month: string, revenue: string, paidOrders: number, ordersCreated: number }> }, orderReport: { totalOrders: number, paidOrders: number, daily: Array<{ date: string, ordersCreated: number, paidOrders: number }> } };
 
+export type SearchBooksQueryVariables = Exact<{
+  q: Scalars['String']['input'];
+  limit: Scalars['Int']['input'];
+  offset: Scalars['Int']['input'];
+}>;
+
+
+export type SearchBooksQuery = { searchBooks: { total: number, hits: Array<{ book: { id: string, isbn: string, title: string, price: string, stock: number | null, coverImageUrl: string | null }, highlights: Array<{ field: string, fragment: string }> }> } };
+
 export type SearchUsersQueryVariables = Exact<{
   keyword: Scalars['String']['input'];
 }>;
@@ -308,6 +317,27 @@ export const ReportsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ReportsQuery, ReportsQueryVariables>;
+export const SearchBooksDocument = new TypedDocumentString(`
+    query SearchBooks($q: String!, $limit: Int!, $offset: Int!) {
+  searchBooks(q: $q, limit: $limit, offset: $offset) {
+    total
+    hits {
+      book {
+        id
+        isbn
+        title
+        price
+        stock
+        coverImageUrl
+      }
+      highlights {
+        field
+        fragment
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<SearchBooksQuery, SearchBooksQueryVariables>;
 export const SearchUsersDocument = new TypedDocumentString(`
     query SearchUsers($keyword: String!) {
   searchUsers(keyword: $keyword) {
