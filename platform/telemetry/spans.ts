@@ -127,9 +127,9 @@ export function traceRequests(service: string, listener: http.RequestListener): 
     }
     const active = trace.setSpan(parent, span);
     // A body read with `req.on('data'|'end')` calls back from the connection's context, not this
-    // one: bound, the request's and the answer's listeners run in the request's span.
+    // one: bound, the request's listeners run in the request's span. (The answer's are not: binding
+    // every listener Node adds to it cost more than anything that listens there needs.)
     context.bind(active, req);
-    context.bind(active, res);
     context.with(active, () => listener(req, res));
   };
 }

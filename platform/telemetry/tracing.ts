@@ -123,14 +123,28 @@ class SampledOutShortcut implements Tracer {
   constructor(private readonly sdk: Tracer) {}
 
   startSpan(name: string, options?: SpanOptions, parent: Context = context.active()): Span {
-    const parentContext = trace.getSpanContext(parent);
-    if (parentContext && (parentContext.traceFlags & TraceFlags.SAMPLED) === 0) return trace.wrapSpanContext(parentContext);
-    return this.sdk.startSpan(name, options, parent);
+    return sampledOut(parent) ?? this.sdk.startSpan(name, options, parent);
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: unknown[]): ReturnType<F> {
+    // Under the current span, left out: that span stays current, with no new context to enter.
+    if (rest.length < 3) {
+      const left = sampledOut(context.active());
+      if (left) return (rest[rest.length - 1] as (span: Span) => ReturnType<F>)(left);
+    }
     return startActive<F>(this, name, rest);
   }
+}
+
+/**
+ * The span a child of `parent` is when the sampler left `parent` out: the parent's own (a span that
+ * records nothing; ending it does nothing), so nothing is allocated for it.
+ */
+function sampledOut(parent: Context): Span | undefined {
+  const span = trace.getSpan(parent);
+  if (!span || span.isRecording()) return undefined;
+  const spanContext = span.spanContext();
+  return (spanContext.traceFlags & TraceFlags.SAMPLED) === 0 ? span : undefined;
 }
 
 class Tracing {
