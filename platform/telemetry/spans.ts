@@ -76,8 +76,12 @@ export interface InSpanOptions {
  * `work` inside a span (a child of the current span unless `parent` says otherwise), ended when
  * `work` settles; a rejection marks it failed. The span is handed to `work`.
  */
-export async function inSpan<T>(name: string, options: InSpanOptions, work: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!tracingOn()) return work(undefined);
+export function inSpan<T>(name: string, options: InSpanOptions, work: (span: Span | undefined) => Promise<T>): Promise<T> {
+  // Every transaction passes here: while tracing is off, `work`'s own promise, nothing wrapped around it.
+  return tracingOn() ? inNewSpan(name, options, work) : work(undefined);
+}
+
+async function inNewSpan<T>(name: string, options: InSpanOptions, work: (span: Span | undefined) => Promise<T>): Promise<T> {
   const parent = options.parent ?? context.active();
   const tracer = options.service ? serviceTracer(options.service) : localTracer();
   const span = tracer.startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
@@ -264,6 +268,7 @@ export function traceConsumption<T>(service: string | undefined, details: { syst
 
 /** The ids of the current span for a log line (`trace_id`, `span_id`); nothing outside a span. */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
+  if (!tracingOn()) return {};
   const spanContext = trace.getActiveSpan()?.spanContext();
   if (!spanContext || !isSpanContextValid(spanContext)) return {};
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
