@@ -231,6 +231,40 @@ describeIf(runConfig.kafkaBrokers !== undefined, 'kafka bus', 'set KAFKA_BROKERS
     }
   });
 
+  it('rebalances its group when a partition with readable messages is held by no member', async () => {
+    // The group's leader assigns the partitions its own metadata lists. The first consumer's metadata
+    // is made to leave partition 1 out, so its assignment leaves it to no member and nobody fetches it.
+    const { prototype } = require('kafkajs/src/cluster') as { prototype: { findTopicPartitionMetadata(this: object, topic: string): { partitionId: number }[] } };
+    const original = prototype.findTopicPartitionMetadata;
+    const t = `contract-${randomUUID()}`;
+    let armed = false;
+    const partial = new Set<object>();
+    prototype.findTopicPartitionMetadata = function (this: object, topic: string) {
+      const partitions = original.call(this, topic);
+      if (topic !== t || !armed) return partitions;
+      if (partial.size === 0) partial.add(this);
+      return partial.has(this) ? partitions.filter(({ partitionId }) => partitionId !== 1) : partitions;
+    };
+    const bus = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });
+    const received: ConsumedMessage[] = [];
+    try {
+      await bus.publish(Array.from({ length: 30 }, (_, i) => ({ topic: t, key: `k${i}`, value: `m${i}` })));
+      armed = true;
+      const groupId = `group-${randomUUID()}`;
+      const subscription = await bus.subscribe({ groupId, topics: [t], handle: async (message) => void received.push(message) });
+      await waitFor(() => received.length, { what: 'all 30 messages, partition 1 included', accept: (n) => n >= 30, timeoutMs: 60_000, intervalMs: 100 });
+      expect(partial.size).toBe(1);
+      expect(new Set(received.map((m) => m.value)).size).toBe(30);
+      expect(received.some((m) => m.partition === 1)).toBe(true);
+      const { members } = await bus.groupMembers(groupId);
+      expect(members.flatMap(({ assignment }) => assignment[t] ?? []).sort()).toEqual([0, 1, 2]);
+      await subscription.stop();
+    } finally {
+      prototype.findTopicPartitionMetadata = original;
+      await bus.close();
+    }
+  });
+
   it('leaves no consumer behind when a subscription fails to join its group', async () => {
     // A service whose start fails is stopped and started again (platform/run.ts); the failed
     // attempt's consumer must not come back later and take partitions from the next attempt's. The

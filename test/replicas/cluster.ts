@@ -131,7 +131,8 @@ export class ReplicaCluster {
       for (let index = 0; index < REPLICAS; index += 1) {
         const port = ports[i * REPLICAS + index];
         starting.push(
-          spawnService(name, { ...this.env, ...urls }, 180_000, { built: true, port }).then((process) => {
+          // The client id names the replica in the broker's description of each consumer group.
+          spawnService(name, { ...this.env, ...urls, KAFKA_CLIENT_ID: `${name}-${index}` }, 180_000, { built: true, port }).then((process) => {
             this.watch(process, `${name}#${index}`);
             list[index] = { name, index, process, url: process.url, killed: false };
           }),
@@ -217,7 +218,8 @@ export class ReplicaCluster {
   /**
    * Where each of `topics` stands, for a failure message: per partition, the broker's log (its end,
    * transactions committed, aborted and still open) and, when a consumer group is named, what it
-   * committed and what read-committed readers can see.
+   * committed and what read-committed readers can see, and which member of the group holds each
+   * partition (each replica's Kafka client id is its name).
    */
   async explain(topics: { topic: string; groupId?: string }[]): Promise<string> {
     const lines: string[] = [];
@@ -228,6 +230,11 @@ export class ReplicaCluster {
         for (let partition = 0; partition < Number(this.env.KAFKA_PARTITIONS); partition += 1) {
           const log = await this.broker.partitionLog(topic, partition);
           lines.push(`${topic}-${partition}: ${JSON.stringify({ log, ...(groupId ? { groupId, ...lag.find((l) => l.partition === partition) } : {}) })}`);
+        }
+        if (groupId) {
+          const { state, members } = await this.adminBus.groupMembers(groupId);
+          const held = members.map(({ clientId, memberId, assignment }) => `${clientId} ${memberId.slice(-8)} ${JSON.stringify(assignment[topic] ?? [])}`);
+          lines.push(`${groupId} (${state}): ${held.join('; ') || 'no members'}`);
         }
       } catch (error) {
         lines.push(`${topic}: not read (${(error as Error).message})`);

@@ -3,7 +3,7 @@
  * nothing depends on broker auto-creation; a consumer group's offsets against the partitions' ends;
  * and whether the cluster answers at all.
  */
-import type { Admin, Kafka } from 'kafkajs';
+import { AssignerProtocol, type Admin, type Kafka } from 'kafkajs';
 import type { Logger } from '../../logger';
 import { RETRY_BACKOFF_MS, nextBackoff } from '../bus';
 import { CLIENT_RETRY, Reconnecting } from './connection';
@@ -21,6 +21,15 @@ export interface PartitionLag {
   readableEnd: number;
   /** Messages between the two (from the log's start when nothing is committed). */
   behind: number;
+}
+
+/** One member of a consumer group as the broker describes it (KafkaBus.groupMembers). */
+export interface GroupMember {
+  memberId: string;
+  clientId: string;
+  clientHost: string;
+  /** Per topic, the partitions the group's last assignment gave this member. */
+  assignment: Record<string, number[]>;
 }
 
 export interface KafkaAdminOptions {
@@ -58,6 +67,23 @@ export class KafkaAdmin {
           return { partition, committed: from, readableEnd: Number(high), behind: Math.max(0, Number(high) - (from >= 0 ? from : Number(low))) };
         })
         .sort((a, b) => a.partition - b.partition);
+    });
+  }
+
+  /** See KafkaBus.groupMembers. */
+  async groupMembers(groupId: string): Promise<{ state: string; members: GroupMember[] }> {
+    return this.admin.use('describing a consumer group', this.options.healthTimeoutMs ?? 10000, async (admin) => {
+      const { groups } = await admin.describeGroups([groupId]);
+      const group = groups[0];
+      return {
+        state: group?.state ?? 'Unknown',
+        members: (group?.members ?? []).map(({ memberId, clientId, clientHost, memberAssignment }) => ({
+          memberId,
+          clientId,
+          clientHost,
+          assignment: memberAssignment.length > 0 ? (AssignerProtocol.MemberAssignment.decode(memberAssignment)?.assignment ?? {}) : {},
+        })),
+      };
     });
   }
 

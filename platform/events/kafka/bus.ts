@@ -6,7 +6,7 @@
 import { Kafka } from 'kafkajs';
 import type { Logger } from '../../logger';
 import type { BusMessage, EventBus, PublishOptions, SubscribeOptions, Subscription } from '../bus';
-import { KafkaAdmin, type PartitionLag } from './admin';
+import { KafkaAdmin, type GroupMember, type PartitionLag } from './admin';
 import { CLIENT_RETRY } from './connection';
 import { kafkaLogCreator, kafkaLogLevel } from './log';
 import { TransactionalProducer } from './producer';
@@ -29,7 +29,8 @@ export interface KafkaBusOptions {
    * partition with readable messages without moving on it, before it is replaced by a new one
    * (default 60 s): a handler that never returns, a fetch loop that ended without a crash, or a
    * partition kafkajs keeps but no longer fetches would otherwise hold its events back until the
-   * process restarts.
+   * process restarts. A partition of the group that no member holds, with readable messages and a
+   * commit that has not moved for twice as long, also replaces it, so that the group rebalances.
    */
   stallTimeoutMs?: number;
   healthTimeoutMs?: number;
@@ -84,6 +85,7 @@ export class KafkaBus implements EventBus {
       { concurrency: this.numPartitions, stallTimeoutMs: this.options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS },
       (force) => this.admin.ensureTopics(options.topics, force),
       (topic) => this.partitionLag(options.groupId, topic),
+      async () => (await this.groupMembers(options.groupId)).members,
     );
     // Known before it has joined, so that close() stops one still joining too (a start that failed
     // elsewhere and closes the bus must not leave a consumer behind).
@@ -127,6 +129,14 @@ export class KafkaBus implements EventBus {
    */
   async partitionLag(groupId: string, topic: string): Promise<PartitionLag[]> {
     return this.admin.partitionLag(groupId, topic);
+  }
+
+  /**
+   * The members of consumer group `groupId` and the partitions each was given: which process holds a
+   * partition that does not move on. For operators and tests.
+   */
+  async groupMembers(groupId: string): Promise<{ state: string; members: GroupMember[] }> {
+    return this.admin.groupMembers(groupId);
   }
 
   async close(): Promise<void> {

@@ -3,5 +3,5 @@
  * (eslint.config.mjs holds it to that), so the client can be swapped without touching a service.
  */
 export { KafkaBus, type KafkaBusOptions } from './bus';
-export type { PartitionLag } from './admin';
+export type { GroupMember, PartitionLag } from './admin';
 export { isRetriableKafkaError } from './errors';

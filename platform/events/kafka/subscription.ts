@@ -6,7 +6,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../../logger';
 import type { ConsumedMessage, SubscribeOptions } from '../bus';
 import { RETRY_BACKOFF_MS, deliver, nextBackoff } from '../bus';
-import type { PartitionLag } from './admin';
+import type { GroupMember, PartitionLag } from './admin';
 import { CLIENT_RETRY, withTimeout } from './connection';
 import { consumerStopIsPassing } from './errors';
 
@@ -43,7 +43,8 @@ function toConsumed(topic: string, partition: number, message: KafkaMessage): Co
  * assigned to it while that partition has readable messages and no handler failure is being retried
  * on it: kafkajs holds the partition, so no other member of the group gets it. Either way it is
  * disconnected and replaced; its partitions resume at the committed offsets, and the handlers'
- * idempotence absorbs what the stuck one may still finish.
+ * idempotence absorbs what the stuck one may still finish. A partition that no member holds is
+ * nobody's to watch, so every consumer also looks at its group's other partitions (checkProgress).
  */
 export class KafkaSubscription {
   private consumer: Consumer | undefined;
@@ -63,6 +64,12 @@ export class KafkaSubscription {
   /** Per assigned partition with readable messages: where it stood when last seen moving. */
   private readonly progress = new Map<string, { position: number; since: number }>();
   private checkingProgress = false;
+  /** The id the group gave the current consumer at its last join. */
+  private memberId: string | undefined;
+  /** Per partition of the group's topics not assigned to this consumer: where the group's commit stood when last seen moving. */
+  private readonly groupProgress = new Map<string, { committed: number; since: number }>();
+  /** Whether the last read of the group's offsets failed, so a run of failures is told once. */
+  private lagUnreadable = false;
 
   constructor(
     private readonly kafka: Kafka,
@@ -71,6 +78,7 @@ export class KafkaSubscription {
     private readonly limits: { concurrency: number; stallTimeoutMs: number },
     private readonly ensureTopics: (force: boolean) => Promise<void>,
     private readonly lag: (topic: string) => Promise<PartitionLag[]>,
+    private readonly holders: () => Promise<GroupMember[]>,
   ) {}
 
   /** Resolves once the consumer has joined its group and received its partitions. */
@@ -110,6 +118,7 @@ export class KafkaSubscription {
     }
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       if (consumer !== this.consumer) return;
+      this.memberId = payload.memberId;
       this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) => partitions.map((partition) => `${topic}/${partition}`)));
       // A partition the group gives back to this consumer keeps its watch: a group that rebalances
       // more often than the stall timeout must not hide a partition this consumer never reads.
@@ -209,7 +218,12 @@ export class KafkaSubscription {
         else if (!this.checkingProgress) {
           this.checkingProgress = true;
           this.checkProgress(this.consumer)
-            .catch((error: unknown) => this.logger.debug({ err: error, groupId: this.options.groupId }, 'could not read the consumer group offsets'))
+            .then(() => (this.lagUnreadable = false))
+            .catch((error: unknown) => {
+              // A watch that cannot read the group's offsets watches nothing: said once per run of failures.
+              if (!this.lagUnreadable) this.logger.warn({ err: error, groupId: this.options.groupId }, 'could not read the consumer group offsets to watch its progress');
+              this.lagUnreadable = true;
+            })
             .finally(() => (this.checkingProgress = false));
         }
       },
@@ -223,17 +237,29 @@ export class KafkaSubscription {
    * in retry, and no move of its position (what the consumer read, or the group committed) for
    * `stallTimeoutMs`. The readable end is the last stable offset, so a transaction still open on the
    * partition does not count as a stall.
+   *
+   * The group's other partitions are watched too, by their committed offsets: one with readable
+   * messages whose commit has not moved for twice as long is looked up in the broker's description
+   * of the group. Held by no member (an assignment that left it out) or by this very member (one
+   * this consumer does not know it holds), only a new assignment brings it back, so this consumer is
+   * replaced, which makes the group rebalance. One held by another member is that member's to watch.
    */
   private async checkProgress(consumer: Consumer): Promise<void> {
-    const topics = new Set([...this.assigned].map((key) => key.slice(0, key.lastIndexOf('/'))));
     const stuck: string[] = [];
-    for (const topic of topics) {
+    const unowned: string[] = [];
+    for (const topic of this.options.topics) {
       const partitions = await this.lag(topic);
       if (consumer !== this.consumer) return;
       const now = Date.now();
       for (const { partition, committed, readableEnd, behind } of partitions) {
         const key = `${topic}/${partition}`;
-        if (!this.assigned.has(key)) continue;
+        if (!this.assigned.has(key)) {
+          const seen = this.groupProgress.get(key);
+          if (behind <= 0 || !seen || seen.committed !== committed) this.groupProgress.set(key, { committed, since: now });
+          else if (now - seen.since >= 2 * this.limits.stallTimeoutMs) unowned.push(`${key}@${committed}<${readableEnd}`);
+          continue;
+        }
+        this.groupProgress.delete(key);
         const read = this.positions.get(key);
         const position = Math.max(committed, read ?? -1);
         const waiting = read === undefined ? behind : readableEnd - position;
@@ -242,7 +268,22 @@ export class KafkaSubscription {
         else if (now - seen.since >= this.limits.stallTimeoutMs) stuck.push(`${key}@${position}<${readableEnd}`);
       }
     }
+    if (stuck.length === 0 && unowned.length > 0) stuck.push(...(await this.heldByNobodyElse(unowned)));
     if (stuck.length > 0 && consumer === this.consumer && !this.replacing && !this.stopping) this.replace(consumer, { notMovingOn: stuck });
+  }
+
+  /** Of `partitions` (`topic/partition@committed<end`), those no member of the group holds, or this consumer's member does. */
+  private async heldByNobodyElse(partitions: string[]): Promise<string[]> {
+    const members = await this.holders();
+    const holder = (key: string) =>
+      members.find(({ assignment }) => {
+        const slash = key.lastIndexOf('/');
+        return (assignment[key.slice(0, slash)] ?? []).includes(Number(key.slice(slash + 1)));
+      });
+    return partitions.filter((stuck) => {
+      const owner = holder(stuck.slice(0, stuck.indexOf('@')));
+      return !owner || owner.memberId === this.memberId;
+    });
   }
 
   private replace(stalled: Consumer, why: { silentForMs: number } | { notMovingOn: string[] }): void {
