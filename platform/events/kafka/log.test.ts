@@ -27,6 +27,7 @@ describe("kafkajs's log lines in ours", () => {
     write(entry(logLevel.ERROR, { message: 'Restarting the consumer in 100ms', retryTime: 100 }));
     write(entry(logLevel.ERROR, { message: 'Response CreateTopics(key: 19, version: 3)', error: 'Topic creation errors' }));
     write(entry(logLevel.ERROR, { message: 'Crash: KafkaJSProtocolError: Not authorized to access topics: [Topic authorization failed.]' }));
+    write(entry(logLevel.ERROR, { message: 'Response Heartbeat(key: 12, version: 3)', error: 'The group is rebalancing, so a rejoin is needed' }));
     expect(capture.entriesAtLeast(40).map((line) => [line.level, line.msg])).toEqual([
       [40, `Failed to send messages: ${concurrent}`],
       [40, 'Response AddPartitionsToTxn(key: 24, version: 1)'],
@@ -39,6 +40,7 @@ describe("kafkajs's log lines in ours", () => {
       [40, 'Restarting the consumer in 100ms'],
       [40, 'Response CreateTopics(key: 19, version: 3)'],
       [50, 'Crash: KafkaJSProtocolError: Not authorized to access topics: [Topic authorization failed.]'],
+      [40, 'Response Heartbeat(key: 12, version: 3)'],
     ]);
   });
 

@@ -16,6 +16,8 @@ const { errorCodes } = require('kafkajs/src/protocol/error') as { errorCodes: { 
 const PASSING_KAFKA_ERRORS = new Set([
   ...errorCodes.filter((code) => code.retriable).map((code) => code.message),
   'Topic with this name already exists',
+  // A heartbeat or commit answered while the group rebalances: the consumer rejoins, as it should.
+  'The group is rebalancing, so a rejoin is needed',
   // Several topics' answers in one: kafkajs's admin takes them all "already exists" as done, and
   // throws anything else to our caller, which logs it.
   'Topic creation errors',
