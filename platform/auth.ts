@@ -19,6 +19,8 @@ export interface Principal {
   userId: string;
   role: Role;
   email: string;
+  /** The `email_verified` claim: the owner proved the address theirs when the token was issued (tokens issued before the claim existed: false). */
+  emailVerified: boolean;
   /** The session (`sid`) the token belongs to. */
   sessionId: string;
 }
@@ -185,9 +187,9 @@ class JwtVerifier implements TokenVerifier {
     } catch {
       throw unauthenticated();
     }
-    const { sub, role, email, sid, exp, iat } = payload;
+    const { sub, role, email, email_verified: emailVerified, sid, exp, iat } = payload;
     if (typeof sub !== 'string' || typeof sid !== 'string' || typeof exp !== 'number' || typeof iat !== 'number' || !ROLES.includes(role as Role)) throw unauthenticated();
-    const principal: Principal = { userId: sub, role: role as Role, email: typeof email === 'string' ? email : '', sessionId: sid };
+    const principal: Principal = { userId: sub, role: role as Role, email: typeof email === 'string' ? email : '', emailVerified: emailVerified === true, sessionId: sid };
     if (await this.revoked(principal, iat * 1000)) throw unauthenticated();
     return principal;
   }

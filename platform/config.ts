@@ -10,6 +10,7 @@ import { envReader, type Env, type LoadOptions } from './config/env';
 import { apolloTelemetryDisabled, readGateway, type GatewayConfig } from './config/gateway';
 import { readGraphql, type GraphqlConfig } from './config/graphql';
 import { readKafka, type KafkaConfig } from './config/kafka';
+import { readMail, type MailConfig } from './config/mail';
 import { readNetwork, type NetworkConfig } from './config/network';
 import { readStripe, type StripeConfig } from './config/stripe';
 import { readTelemetry, type TelemetryConfig } from './config/telemetry';
@@ -20,7 +21,7 @@ export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network
 export type { TracingConfig } from './config/telemetry';
 export { TRUSTED_DOCUMENT_MODES, type TrustedDocumentMode } from './config/graphql';
 
-export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig {
+export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig, MailConfig {
   logLevel: string;
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -45,6 +46,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ...readCatalogue(reader, network.ports.gateway),
     ...readStripe(reader),
     ...readTelemetry(reader),
+    ...readMail(reader, database.dataDir, network.ports.gateway),
   };
   applyApolloTelemetry(config.apolloTelemetryDisabled);
   return config;

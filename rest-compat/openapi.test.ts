@@ -217,6 +217,7 @@ describe('the response checker every test goes through', () => {
     phoneNumber: '+14155550100',
     dateOfBirth: '1990-12-10',
     address: '1 Analytical Row, London',
+    emailVerified: false,
     createdAt: '2026-11-22T00:13:52.901',
     updatedAt: '2026-11-22T00:13:52.901',
   };

@@ -2,7 +2,8 @@
  * `npm start`: the embedded default. One process runs every service on its documented port, with
  * SQLite files under ./data and the in-process event bus (or MariaDB/Kafka when DB_URL and
  * KAFKA_BROKERS are set), then the gateway in front of them, creates the bootstrap admin and prints
- * where everything is. With `TRACING=on` (or the OpenTelemetry variables, platform/config/telemetry.ts)
+ * where everything is. Without SMTP_URL, a local mailbox (an SMTP server in this process) receives
+ * every e-mail and keeps it under <DATA_DIR>/mail. With `TRACING=on` (or the OpenTelemetry variables, platform/config/telemetry.ts)
  * every service's spans go to a trace viewer (`npm run zipkin start`).
  */
 // First: registers the tracing instrumentations before the modules they patch are loaded.
@@ -15,6 +16,7 @@ import { createGateway, type GatewayRuntime, type GraphqlHalf } from '../gateway
 import { ADMIN_DIST_DIR } from '../gateway/admin-static';
 import { graphqlHalf } from '../gateway/graphql';
 import type { ServiceName } from '../platform/config';
+import { LocalMailbox } from '../platform/mail/local-mailbox';
 import { processDeps, stopOnSignals } from '../platform/run';
 import type { BookstoreService } from '../rest-compat/service';
 import { SERVICE_FACTORIES } from '../subgraphs';
@@ -34,17 +36,23 @@ async function main(options: EmbeddedOptions = {}): Promise<void> {
 
   const started: BookstoreService[] = [];
   let simulator: StripeSimulator | undefined;
+  let mailbox: LocalMailbox | undefined;
   let gateway: GatewayRuntime | undefined;
   const stopAll = async () => {
     await gateway?.stop();
     for (const service of [...started].reverse()) await service.stop();
     await simulator?.stop();
+    await mailbox?.stop();
     await deps.bus.close();
   };
   const usesSimulator = config.stripe.apiUrl === `http://127.0.0.1:${config.stripe.simulatorPort}`;
   stopOnSignals(logger, stopAll);
 
   try {
+    if (config.mail.localMailbox) {
+      mailbox = new LocalMailbox(config.mail.localMailbox.dir);
+      await mailbox.start(config.mail.localMailbox.port, '127.0.0.1');
+    }
     if (usesSimulator) {
       simulator = createStripeSimulator({
         webhookUrl: () => `${config.urls.payment}/api/payments/webhook`,
@@ -83,6 +91,7 @@ async function main(options: EmbeddedOptions = {}): Promise<void> {
     simulator
       ? `  stripe:     simulator at http://127.0.0.1:${config.stripe.simulatorPort} (POST /simulator/payment_intents/<id>/confirm pays)`
       : `  stripe:     ${config.stripe.apiUrl ?? 'api.stripe.com'}`,
+    `  e-mail:     ${config.mail.localMailbox ? `local mailbox at smtp://127.0.0.1:${config.mail.localMailbox.port}, kept under ${config.mail.localMailbox.dir}` : config.mail.smtpUrl?.replace(/\/\/[^@]*@/, '//')}`,
     `  admin:      http://${host}:${config.ports.gateway}/admin (${config.bootstrapAdmin ? `${config.bootstrapAdmin.email} / ${config.bootstrapAdmin.password}` : 'no admin account configured'})${adminBuilt() ? '' : ' not built: run npm run build'}`,
     'Press Ctrl-C to stop.',
     '',

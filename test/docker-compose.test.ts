@@ -61,7 +61,7 @@ function environmentOf(name: string, env: Record<string, string> = operatorEnv):
 }
 
 /** Services of images we do not build, configured by their own variables. */
-const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket', 'zipkin'];
+const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket', 'zipkin', 'mailpit'];
 /** Read by the AWS SDK's default credential chain (the S3 cover store), not by platform/config.ts. */
 const SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
 
@@ -144,6 +144,14 @@ describe('docker-compose.yml', () => {
     expect(services.minio.ports?.every((port) => port.startsWith('127.0.0.1:'))).toBe(true);
     const config = loadConfig(environmentOf('book'));
     expect(config.covers.s3).toEqual({ bucket: 'covers', endpoint: 'http://minio:9000', region: 'us-east-1', publicUrl: 'http://localhost:9000/covers' });
+  });
+
+  it.each(['auth', 'order'])('has the %s service send its e-mail to Mailpit, whose UI is reachable from this machine only', (name) => {
+    const { mail } = loadConfig(environmentOf(name));
+    expect(mail.smtpUrl).toBe('smtp://mailpit:1025');
+    expect(mail.localMailbox).toBeUndefined();
+    expect((services.mailpit as { image?: string }).image).toMatch(/^axllent\/mailpit:v\d/);
+    expect(services.mailpit.ports).toEqual(['127.0.0.1:8025:8025']);
   });
 
   it('sets no variable the configuration does not know', () => {

@@ -31,9 +31,9 @@ export class UserService extends StackSuite {
 /** Starts auth and user before the calling file's tests and stops them after. */
 export const userService = (): UserService => stackSuite(new UserService());
 
-const PROFILE_FIELDS = ['userId', 'firstName', 'lastName', 'email', 'phoneNumber', 'dateOfBirth', 'address', 'createdAt', 'updatedAt'];
+const PROFILE_FIELDS = ['userId', 'firstName', 'lastName', 'email', 'phoneNumber', 'dateOfBirth', 'address', 'emailVerified', 'createdAt', 'updatedAt'];
 
-/** The exact UserResponseDto: nine fields, no more, timestamps in UTC without a zone. */
+/** The exact UserResponseDto: ten fields, no more, timestamps in UTC without a zone. */
 export function expectProfile(body: unknown, expected: Partial<UserResponseDto> = {}): void {
   expect(Object.keys(body as object).sort()).toEqual([...PROFILE_FIELDS].sort());
   expect(body).toEqual({
@@ -44,6 +44,7 @@ export function expectProfile(body: unknown, expected: Partial<UserResponseDto> 
     phoneNumber: expect.any(String),
     dateOfBirth: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
     address: expect.any(String),
+    emailVerified: expect.any(Boolean),
     createdAt: expect.stringMatching(TIMESTAMP),
     updatedAt: expect.stringMatching(TIMESTAMP),
     ...expected,

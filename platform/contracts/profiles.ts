@@ -80,6 +80,8 @@ export interface UserResponseDto {
   phoneNumber: string;
   dateOfBirth: string;
   address: string;
+  /** Whether the owner proved the address theirs (CONTRACT §11). */
+  emailVerified: boolean;
   createdAt: string;
   updatedAt: string;
 }

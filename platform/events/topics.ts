@@ -16,6 +16,7 @@ export const TOPICS = {
   orderCreated: 'order-created',
   orderCancelled: 'order-cancelled',
   userDeleted: 'user-deleted',
+  emailVerified: 'email-verified',
   sessionsRevoked: 'sessions-revoked',
 } as const;
 
@@ -37,6 +38,15 @@ export class EventEnvelope {
 export class UserDeletedEvent extends EventEnvelope {
   @Equals('UserDeletedEvent')
   declare type: 'UserDeletedEvent';
+
+  @IsUUID('all')
+  userId!: string;
+}
+
+/** The owner of an account proved its address theirs (a verification link, or a password reset through it). */
+export class EmailVerifiedEvent extends EventEnvelope {
+  @Equals('EmailVerifiedEvent')
+  declare type: 'EmailVerifiedEvent';
 
   @IsUUID('all')
   userId!: string;
@@ -193,6 +203,7 @@ export interface TopicPayloads {
   'order-created': OrderCreatedEvent;
   'order-cancelled': OrderCancelledEvent;
   'user-deleted': UserDeletedEvent;
+  'email-verified': EmailVerifiedEvent;
   'sessions-revoked': SessionsRevokedEvent;
 }
 
@@ -207,6 +218,7 @@ export const TOPIC_SCHEMAS: { readonly [T in Topic]: new () => TopicPayloads[T] 
   'order-created': OrderCreatedEvent,
   'order-cancelled': OrderCancelledEvent,
   'user-deleted': UserDeletedEvent,
+  'email-verified': EmailVerifiedEvent,
   'sessions-revoked': SessionsRevokedEvent,
 };
 

@@ -1,7 +1,7 @@
 /**
  * The auth service's tables: accounts (login identity and password hash), device sessions, and
- * refresh tokens stored only as SHA-256 hashes, each remembering whether it was rotated out, and the
- * registrations removed before they completed. (The per-account login throttle counts in the shared
+ * refresh tokens stored only as SHA-256 hashes, each remembering whether it was rotated out, the
+ * registrations removed before they completed, and the single-use tokens sent by e-mail. (The per-account login throttle counts in the shared
  * rate-limit table: platform/rate-limit-store.ts.)
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
@@ -27,6 +27,10 @@ export class Account {
 
   @Column({ type: 'varchar', length: 10 })
   status!: AccountStatus;
+
+  /** When the owner proved the address theirs (a verification link, or a password reset through it); null until then. */
+  @TimestampColumn('email_verified_at', { nullable: true })
+  emailVerifiedAt!: Date | null;
 
   @TimestampColumn('created_at')
   createdAt!: Date;
@@ -96,4 +100,36 @@ export class AbandonedRegistration {
 
   @TimestampColumn('abandoned_at')
   abandonedAt!: Date;
+}
+
+/** What an account token lets its holder do once. */
+export type AccountTokenPurpose = 'PASSWORD_RESET' | 'EMAIL_VERIFICATION';
+
+/**
+ * A single-use token sent by e-mail (a password reset, an address verification), stored only as its
+ * SHA-256 hash: whoever reads the table cannot use it.
+ */
+@Entity({ name: 'auth_account_tokens' })
+export class AccountToken {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id!: string;
+
+  @Column({ name: 'token_hash', type: 'varchar', length: 64, unique: true })
+  tokenHash!: string;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 36 })
+  userId!: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  purpose!: AccountTokenPurpose;
+
+  @TimestampColumn('expires_at')
+  expiresAt!: Date;
+
+  /** Set when the token is used, or replaced by a newer one of the same purpose. */
+  @TimestampColumn('used_at', { nullable: true })
+  usedAt!: Date | null;
+
+  @TimestampColumn('created_at')
+  createdAt!: Date;
 }

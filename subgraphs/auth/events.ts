@@ -1,6 +1,6 @@
 /**
  * What the auth service publishes (`sessions-revoked`, whenever sessions end, so every token
- * verifier refuses their tokens) and consumes (`user-deleted`, which ends the account and its sessions).
+ * verifier refuses their tokens; `email-verified`, so the profile shows it) and consumes (`user-deleted`, which ends the account and its sessions).
  */
 import type { EntityManager } from 'typeorm';
 import type { Subscription } from '../../platform/events/bus';
@@ -16,6 +16,10 @@ export interface AuthEffects {
 /** `sessionIds` empty: every session of the user, its tokens issued up to `at`. */
 export function publishSessionsRevoked(manager: EntityManager, userId: string, sessionIds: string[], at: Date): Promise<void> {
   return enqueueEvent(manager, TOPICS.sessionsRevoked, userId, { userId, sessionIds }, at);
+}
+
+export function publishEmailVerified(manager: EntityManager, userId: string, at: Date): Promise<void> {
+  return enqueueEvent(manager, TOPICS.emailVerified, userId, { userId }, at);
 }
 
 export function authConsumers(events: ServiceEvents, auth: AuthEffects): Promise<Subscription>[] {

@@ -3,7 +3,10 @@ import { localJwksVerifier } from '../../platform/auth';
 import { AppError } from '../../platform/errors';
 import { DatabaseRateLimitStore } from '../../platform/rate-limit-store';
 import { buildService, type ServiceDeps } from '../../rest-compat/service';
-import { AbandonedRegistration, Account, RefreshToken, Session } from './entities';
+import path from 'node:path';
+import { createMailer, MAIL_ENTITIES, MAIL_MIGRATIONS } from '../../platform/mail';
+import { AccountEmails } from './account-email';
+import { AbandonedRegistration, Account, AccountToken, RefreshToken, Session } from './entities';
 import { authConsumers } from './events';
 import { loadOrCreateSigningKey } from './keys';
 import { LoginThrottle } from './login-throttle';
@@ -12,10 +15,11 @@ import { SessionsInUseAndLoginThrottle1732000000210 } from './migrations/1732000
 import { RateLimitCounters1732000000900 } from './migrations/1732000000900-RateLimitCounters';
 import { AbandonedRegistrations1732000000910 } from './migrations/1732000000910-AbandonedRegistrations';
 import { LoginAttemptsInRateLimitCounters1732000000920 } from './migrations/1732000000920-LoginAttemptsInRateLimitCounters';
+import { AccountTokensAndVerifiedEmail1732000000930 } from './migrations/1732000000930-AccountTokensAndVerifiedEmail';
 import { userServiceProfiles } from './profiles';
 import { authLoaders, authResolvers } from './resolvers';
 import { authRoutes } from './routes';
-import { AuthService } from './service';
+import { AuthService, BCRYPT_COST } from './service';
 import { SessionDirectory } from './sessions';
 
 export function createAuthService(deps: ServiceDeps) {
@@ -24,19 +28,31 @@ export function createAuthService(deps: ServiceDeps) {
     description: 'Accounts, sessions and access tokens',
     dir: __dirname,
     basePath: '/auth',
-    entities: [Account, Session, RefreshToken, AbandonedRegistration],
+    entities: [Account, Session, RefreshToken, AbandonedRegistration, AccountToken, ...MAIL_ENTITIES],
     migrations: [
       CreateAuthTables1732000000200,
       SessionsInUseAndLoginThrottle1732000000210,
       RateLimitCounters1732000000900,
       AbandonedRegistrations1732000000910,
       LoginAttemptsInRateLimitCounters1732000000920,
+      ...MAIL_MIGRATIONS,
+      AccountTokensAndVerifiedEmail1732000000930,
     ],
     build: ({ config, db, logger, events }) => {
+      const mailer = createMailer({ config, db, logger }, path.join(__dirname, 'mail'));
+      const emails = new AccountEmails({
+        db,
+        templates: mailer.templates,
+        shopUrl: config.mail.shopUrl,
+        throttle: new LoginThrottle(db, config.loginThrottle, 'password-forgot'),
+        wake: () => mailer.sender.wake(),
+        bcryptCost: BCRYPT_COST,
+        logger,
+      });
       const key = loadOrCreateSigningKey(config.jwt.privateKeyFile, config.jwt.previousPublicKeyFile);
       const settings = { ...config.jwt };
       const profiles = userServiceProfiles(() => config.urls.user, config.internalApiKey, config.registrationProfileTimeoutMs);
-      const auth = new AuthService(db, key, settings, profiles, new LoginThrottle(db, config.loginThrottle), logger);
+      const auth = new AuthService(db, key, settings, profiles, new LoginThrottle(db, config.loginThrottle), emails, logger);
       const sessions = new SessionDirectory(db, settings.refreshTokenTtlMs);
       // The auth service owns the sessions: it asks its own database rather than waiting for its event.
       const verifier = localJwksVerifier(key.jwks, settings, (principal) => sessions.revoked(principal.sessionId));
@@ -61,6 +77,7 @@ export function createAuthService(deps: ServiceDeps) {
       return {
         routes: authRoutes({
           service: auth,
+          emails,
           sessions,
           key,
           verifier,
@@ -73,13 +90,15 @@ export function createAuthService(deps: ServiceDeps) {
         subgraph: { resolvers: authResolvers(sessions), loaders: authLoaders(sessions) },
         consumers: () => authConsumers(events, auth),
         afterStart: () => {
+          mailer.sender.start();
           if (config.bootstrapAdmin) bootstrap = bootstrapAdmin(config.bootstrapAdmin.email, config.bootstrapAdmin.password);
         },
         beforeStop: async () => {
           stopping = true;
           await bootstrap;
+          await mailer.sender.stop();
         },
-        expose: { auth, bootstrapDone: () => bootstrap },
+        expose: { auth, emails, bootstrapDone: () => bootstrap },
       };
     },
   });

@@ -17,15 +17,24 @@ export interface LoginThrottleSettings {
   maxFailures: number;
 }
 
+/** What one throttle counts: logins by default; `password-forgot` counts reset e-mails asked for an address. */
+const THROTTLED = {
+  login: { prefix: 'account-login:', code: 'TOO_MANY_FAILED_LOGINS', message: 'Too many failed logins for this account; try again later' },
+  'password-forgot': { prefix: 'account-forgot:', code: 'TOO_MANY_REQUESTS', message: 'Too many password reset requests for this address; try again later' },
+} as const;
+
 export class LoginThrottle {
   private readonly attempts: DatabaseRateLimitStore;
+  private readonly counted: (typeof THROTTLED)[keyof typeof THROTTLED];
 
   constructor(
     db: Database,
     private readonly settings: LoginThrottleSettings,
+    what: keyof typeof THROTTLED = 'login',
   ) {
+    this.counted = THROTTLED[what];
     // Its own prefix: the per-client route limiters ("login:", ...) share the table.
-    this.attempts = new DatabaseRateLimitStore(db, 'account-login:');
+    this.attempts = new DatabaseRateLimitStore(db, this.counted.prefix);
     this.attempts.init({ windowMs: settings.windowMs });
   }
 
@@ -36,7 +45,7 @@ export class LoginThrottle {
     // On MySQL the window is timed by the database's clock: keep the answer within one window.
     const remainingMs = (resetTime?.getTime() ?? Date.now() + this.settings.windowMs) - Date.now();
     const seconds = Math.min(Math.ceil(this.settings.windowMs / 1000), Math.max(1, Math.ceil(remainingMs / 1000)));
-    throw new AppError('TOO_MANY_FAILED_LOGINS', 'Too many failed logins for this account; try again later', 429, null, { 'Retry-After': String(seconds) });
+    throw new AppError(this.counted.code, this.counted.message, 429, null, { 'Retry-After': String(seconds) });
   }
 
   /**

@@ -6,7 +6,8 @@ import { authenticate, principalOf, requireInternalKey, requireRole, type TokenV
 import { AppError } from '../../platform/errors';
 import { parseUuid, validateBody } from '../../platform/validation';
 import { deviceName } from './device';
-import { LoginRequestDto, RefreshTokenRequestDto, RegisterRequestDto } from './dto';
+import type { AccountEmails } from './account-email';
+import { ForgotPasswordRequestDto, LoginRequestDto, RefreshTokenRequestDto, RegisterRequestDto, ResetPasswordRequestDto, VerifyEmailRequestDto } from './dto';
 import type { SigningKey } from './keys';
 import type { AuthService } from './service';
 import type { SessionDirectory } from './sessions';
@@ -43,6 +44,7 @@ const noStore: RequestHandler = (_req, res, next) => {
 
 export interface AuthRouteDeps {
   service: AuthService;
+  emails: AccountEmails;
   sessions: SessionDirectory;
   key: SigningKey;
   verifier: TokenVerifier;
@@ -52,7 +54,7 @@ export interface AuthRouteDeps {
   revocationHorizonMs: number;
 }
 
-export function authRoutes({ service, sessions, key, verifier, limits, internalApiKey, revocationHorizonMs }: AuthRouteDeps): Router {
+export function authRoutes({ service, emails, sessions, key, verifier, limits, internalApiKey, revocationHorizonMs }: AuthRouteDeps): Router {
   const router = Router();
 
   router
@@ -75,6 +77,33 @@ export function authRoutes({ service, sessions, key, verifier, limits, internalA
     .post(noStore, attemptsLimit(limits, 'refresh'), async (req, res) => {
       const { refreshToken } = await validateBody(RefreshTokenRequestDto, req.body);
       res.json(await service.refresh(refreshToken));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/password/forgot')
+    .post(attemptsLimit(limits, 'password-forgot'), async (req, res) => {
+      const { email } = await validateBody(ForgotPasswordRequestDto, req.body);
+      await emails.forgotPassword(email);
+      res.status(202).end();
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/password/reset')
+    .post(noStore, attemptsLimit(limits, 'password-reset'), async (req, res) => {
+      const { token, password } = await validateBody(ResetPasswordRequestDto, req.body);
+      await emails.resetPassword(token, password);
+      res.status(204).end();
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/email/verify')
+    .post(attemptsLimit(limits, 'email-verify'), async (req, res) => {
+      const { token } = await validateBody(VerifyEmailRequestDto, req.body);
+      await emails.verifyEmail(token);
+      res.status(204).end();
     })
     .all(methodNotAllowed);
 

@@ -15,10 +15,11 @@ import { MAX_REPLACED_PROFILES, type CreateUserProfileRequest } from '../../plat
 import { storedKey } from '../../platform/validation';
 import type { LoginRequestDto, LoginResponseDto, RegisterRequestDto, RegisterResponseDto } from './dto';
 import { AbandonedRegistration, Account, RefreshToken, Session } from './entities';
+import { publishEmailVerified } from './events';
 import type { SigningKey } from './keys';
 import type { LoginThrottle } from './login-throttle';
 import { revokeSessions } from './sessions';
-import { hashRefreshToken, newRefreshToken, signAccessToken, type TokenSettings } from './tokens';
+import { hashSecretToken, newSecretToken, signAccessToken, type TokenSettings } from './tokens';
 
 export const BCRYPT_COST = 10;
 /** A PENDING account older than this was left by a crash mid-registration and may be replaced. */
@@ -37,6 +38,13 @@ async function abandonRegistration(manager: EntityManager, account: Pick<Account
 
 const invalidCredentials = () => new AppError('INVALID_CREDENTIALS', 'Invalid email or password.', 401);
 const invalidRefreshToken = () => new AppError('INVALID_REFRESH_TOKEN', 'Refresh token is invalid, expired or revoked', 401);
+
+/** What registration records beside the account it activates: the verification e-mail. */
+export interface VerificationMail {
+  recordVerification(manager: EntityManager, account: Pick<Account, 'id' | 'email'>): Promise<void>;
+  /** Sends what was recorded without waiting for the next poll. */
+  wake(): void;
+}
 
 export interface ProfileDirectory {
   /** Creates the profile in the user service; rejects with a 503 AppError when it cannot. */
@@ -62,6 +70,7 @@ export class AuthService {
     private readonly settings: AuthSettings,
     private readonly profiles: ProfileDirectory,
     private readonly throttle: LoginThrottle,
+    private readonly verification: VerificationMail,
     private readonly logger: Logger,
   ) {}
 
@@ -74,6 +83,7 @@ export class AuthService {
       passwordHash: await bcrypt.hash(request.password, BCRYPT_COST),
       role,
       status: 'PENDING',
+      emailVerifiedAt: null,
       createdAt: now,
       updatedAt: now,
     });
@@ -98,7 +108,14 @@ export class AuthService {
       await this.db.transaction((manager) => abandonRegistration(manager, account));
       throw error;
     }
-    await this.db.transaction((manager) => manager.update(Account, { id: account.id }, { status: 'ACTIVE', updatedAt: new Date() }));
+    // The configured admin's address is the operator's word; every other one is proved by its link.
+    await this.db.transaction(async (manager) => {
+      const activated = new Date();
+      await manager.update(Account, { id: account.id }, { status: 'ACTIVE', updatedAt: activated, emailVerifiedAt: role === 'ADMIN' ? activated : null });
+      if (role === 'ADMIN') await publishEmailVerified(manager, account.id, activated);
+      else await this.verification.recordVerification(manager, account);
+    });
+    this.verification.wake();
     this.logger.info({ userId: account.id, role }, 'account registered');
     return { userId: account.id, email, message: 'User registered successfully' };
   }
@@ -112,7 +129,7 @@ export class AuthService {
     if (!account || !matches || account.status !== 'ACTIVE') throw invalidCredentials();
     await this.throttle.succeeded(email);
 
-    const refreshToken = newRefreshToken();
+    const refreshToken = newSecretToken();
     const now = new Date();
     const session = Object.assign(new Session(), {
       id: randomUUID(),
@@ -137,7 +154,7 @@ export class AuthService {
   }
 
   async refresh(presented: string): Promise<LoginResponseDto> {
-    const tokenHash = hashRefreshToken(presented);
+    const tokenHash = hashSecretToken(presented);
     const outcome = await this.db.transaction(async (manager) => {
       const refused = { ok: false as const };
       const token = await manager.findOne(RefreshToken, { where: { tokenHash } });
@@ -158,7 +175,7 @@ export class AuthService {
       const account = await manager.findOne(Account, { where: { id: session.userId } });
       if (!account || account.status !== 'ACTIVE') return refused;
       await manager.update(Session, { id: session.id }, { lastUsedAt: now });
-      const next = newRefreshToken();
+      const next = newSecretToken();
       await this.storeRefreshToken(manager, session.id, next);
       return { ok: true as const, account, sessionId: session.id, next };
     });
@@ -168,7 +185,7 @@ export class AuthService {
 
   /** Revokes the one session the token belongs to; unknown or revoked tokens change nothing. */
   async logout(presented: string): Promise<void> {
-    const token = await this.db.manager.findOne(RefreshToken, { where: { tokenHash: hashRefreshToken(presented) } });
+    const token = await this.db.manager.findOne(RefreshToken, { where: { tokenHash: hashSecretToken(presented) } });
     if (!token) return;
     const session = await this.db.manager.findOne(Session, { where: { id: token.sessionId }, select: { id: true, userId: true } });
     if (!session) return;
@@ -194,7 +211,7 @@ export class AuthService {
   private async storeRefreshToken(manager: EntityManager, sessionId: string, token: string): Promise<void> {
     const now = new Date();
     await manager.insert(RefreshToken, {
-      tokenHash: hashRefreshToken(token),
+      tokenHash: hashSecretToken(token),
       sessionId,
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.settings.refreshTokenTtlMs),
@@ -203,7 +220,13 @@ export class AuthService {
   }
 
   private tokens(account: Account, sessionId: string, refreshToken: string): LoginResponseDto {
-    const accessToken = signAccessToken(this.key, this.settings, { userId: account.id, role: account.role, email: account.email, sessionId });
+    const accessToken = signAccessToken(this.key, this.settings, {
+      userId: account.id,
+      role: account.role,
+      email: account.email,
+      emailVerified: account.emailVerifiedAt !== null,
+      sessionId,
+    });
     return { accessToken, refreshToken, expiresIn: this.settings.accessTokenTtlMs };
   }
 }

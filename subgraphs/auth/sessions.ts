@@ -11,7 +11,7 @@ import { AppError, contractTimestamp, forbidden, notFound } from '../../platform
 import { Account, Session } from './entities';
 import { publishSessionsRevoked } from './events';
 
-export type RevokeReason = 'LOGOUT' | 'LOGOUT_ALL' | 'REFRESH_TOKEN_REUSE' | 'DEVICE_RELOGIN' | 'ENDED' | 'ENDED_BY_ADMIN' | 'USER_DELETED';
+export type RevokeReason = 'LOGOUT' | 'LOGOUT_ALL' | 'REFRESH_TOKEN_REUSE' | 'DEVICE_RELOGIN' | 'ENDED' | 'ENDED_BY_ADMIN' | 'USER_DELETED' | 'PASSWORD_RESET';
 
 export interface SessionView {
   sessionId: string;

@@ -1,4 +1,7 @@
-/** Access tokens (RS256 JWTs signed with jsonwebtoken) and refresh tokens (256 random bits, stored as SHA-256 hashes). */
+/**
+ * Access tokens (RS256 JWTs signed with jsonwebtoken) and the secret tokens (256 random bits, stored
+ * as SHA-256 hashes): refresh tokens and the single-use tokens sent by e-mail.
+ */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { Role } from '../../platform/auth';
@@ -10,8 +13,17 @@ export interface TokenSettings {
   accessTokenTtlMs: number;
 }
 
-export function signAccessToken(key: SigningKey, settings: TokenSettings, subject: { userId: string; role: Role; email: string; sessionId: string }): string {
-  return jwt.sign({ role: subject.role, email: subject.email, sid: subject.sessionId }, key.privateKey, {
+export interface TokenSubject {
+  userId: string;
+  role: Role;
+  email: string;
+  /** Whether the owner verified the address (the `email_verified` claim, as OpenID Connect names it). */
+  emailVerified: boolean;
+  sessionId: string;
+}
+
+export function signAccessToken(key: SigningKey, settings: TokenSettings, subject: TokenSubject): string {
+  return jwt.sign({ role: subject.role, email: subject.email, email_verified: subject.emailVerified, sid: subject.sessionId }, key.privateKey, {
     algorithm: 'RS256',
     keyid: key.kid,
     subject: subject.userId,
@@ -22,10 +34,10 @@ export function signAccessToken(key: SigningKey, settings: TokenSettings, subjec
   });
 }
 
-export function newRefreshToken(): string {
+export function newSecretToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export function hashRefreshToken(token: string): string {
+export function hashSecretToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }

@@ -4,6 +4,7 @@ import { methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
 import { parseLimitOffset, parseOneOf, parseUuid } from '../../platform/validation';
 import { ORDER_STATUSES, type OrderStatus } from './entities';
+import { parseTrackingNumber } from './order-mail';
 import type { OrderService } from './service';
 
 function parseStatus(value: unknown, required: boolean): OrderStatus | undefined {
@@ -54,7 +55,8 @@ export function orderRoutes(service: OrderService, verifier: TokenVerifier): Rou
     .route('/:id/status')
     .put(async (req, res) => {
       const id = parseUuid(req.params.id, 'id');
-      res.json(await service.updateStatus(principalOf(req), id, parseStatus(req.query.status, true) as OrderStatus));
+      const status = parseStatus(req.query.status, true) as OrderStatus;
+      res.json(await service.updateStatus(principalOf(req), id, status, parseTrackingNumber(req.query.trackingNumber, status)));
     })
     .all(methodNotAllowed);
 

@@ -83,10 +83,18 @@ function toResponse(order: Order, items: OrderItem[]): OrderResponse {
   };
 }
 
+/** The e-mails that go with an order's changes (order-mail.ts), recorded in the same transactions. */
+export interface OrderMailEffects {
+  confirmed(manager: EntityManager, event: PaymentSuccessEvent, order: Order): Promise<void>;
+  refunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void>;
+  shipped(manager: EntityManager, order: Order, trackingNumber: string | null): Promise<void>;
+}
+
 export class OrderService {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    private readonly mail?: OrderMailEffects,
   ) {}
 
   private async withItems(orders: Order[]): Promise<OrderResponse[]> {
@@ -186,7 +194,7 @@ export class OrderService {
    * Writes `status` if the order is still in the status it was read in, so two concurrent moves
    * from one state serialise; a move to CANCELLED records `order-cancelled` in the same transaction.
    */
-  private async moveTo(manager: EntityManager, current: Order, status: OrderStatus): Promise<Order> {
+  private async moveTo(manager: EntityManager, current: Order, status: OrderStatus, trackingNumber: string | null = null): Promise<Order> {
     // Every order was paid, so a cancel always has a refund to wait for.
     const refund = status === 'CANCELLED' ? { refundStatus: 'PENDING' as const } : {};
     const result = await manager.update(Order, { id: current.id, status: current.status }, { status, ...refund, updatedAt: new Date() });
@@ -196,10 +204,11 @@ export class OrderService {
       await publishOrderCancelled(manager, current, toResponse(current, items).items);
       this.logger.info({ orderId: current.id, paymentId: current.paymentId }, 'order cancelled');
     }
+    if (status === 'SHIPPED') await this.mail?.shipped(manager, current, trackingNumber);
     return manager.findOneOrFail(Order, { where: { id: current.id } });
   }
 
-  async updateStatus(principal: Principal, id: string, status: OrderStatus): Promise<OrderResponse> {
+  async updateStatus(principal: Principal, id: string, status: OrderStatus, trackingNumber: string | null = null): Promise<OrderResponse> {
     assertRole(principal, 'ADMIN');
     const order = await this.db.transaction(async (manager) => {
       const current = await manager.findOne(Order, { where: { id } });
@@ -207,7 +216,7 @@ export class OrderService {
       if (!NEXT[current.status].includes(status)) {
         throw new AppError('INVALID_ORDER_TRANSITION', `Order ${id} cannot move from ${current.status} to ${status}`, 409);
       }
-      return this.moveTo(manager, current, status);
+      return this.moveTo(manager, current, status, trackingNumber);
     });
     return (await this.withItems([order]))[0];
   }
@@ -248,6 +257,7 @@ export class OrderService {
       })),
     );
     await publishOrderCreated(manager, order, event.items, event.amount);
+    await this.mail?.confirmed(manager, event, order);
     this.logger.info({ orderId: order.id, paymentId }, 'order created');
   }
 
@@ -263,6 +273,7 @@ export class OrderService {
     await manager.update(Order, { paymentId }, { refundStatus: 'REFUNDED', updatedAt: now });
     const result = await manager.update(Order, { paymentId, status: Not('CANCELLED') }, { status: 'REFUNDED', updatedAt: now });
     if (result.affected === 0) this.logger.info({ paymentId }, 'refund reported for a payment with no open order');
+    await this.mail?.refunded(manager, event);
   }
 
   /**

@@ -39,7 +39,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
             return config.urls.user;
           },
         });
-      const payments = new PaymentService(db, provider, directory, config.stripe.currency, logger);
+      const payments = new PaymentService(db, provider, directory, config.stripe.currency, logger, config.requireVerifiedEmail);
       const webhooks = new WebhookHandler(db, provider, logger);
       const refunds = new Refunds(db, provider, logger);
       return {

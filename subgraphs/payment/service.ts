@@ -82,9 +82,14 @@ export class PaymentService {
     private readonly directory: CheckoutDirectory,
     private readonly currency: string,
     private readonly logger: Logger,
+    /** `REQUIRE_VERIFIED_EMAIL`: checkout only for a token whose `email_verified` claim is true. */
+    private readonly requireVerifiedEmail = false,
   ) {}
 
   async checkout(principal: Principal, request: CreateCheckoutRequest): Promise<PaymentResponse> {
+    if (this.requireVerifiedEmail && !principal.emailVerified) {
+      throw new AppError('EMAIL_NOT_VERIFIED', 'Verify your e-mail address before checking out: open the link we sent you, then log in again', 403);
+    }
     const checkoutId = request.checkoutId.toLowerCase();
     const items = request.items.map((item) => ({ bookId: item.bookId.toLowerCase(), quantity: item.quantity }));
     const fingerprint = cartFingerprint(items);

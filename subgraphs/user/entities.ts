@@ -25,6 +25,10 @@ export class UserProfile {
   @Column({ type: 'varchar', length: 255 })
   address!: string;
 
+  /** Set by the auth service's `email-verified`; never by the profile's own routes. */
+  @Column({ name: 'email_verified', type: 'boolean', default: false })
+  emailVerified!: boolean;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 

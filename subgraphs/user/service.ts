@@ -2,7 +2,7 @@
  * Profiles: reads, search, update and delete with their role and ownership rules, and the internal
  * create called at registration. REST routes and GraphQL resolvers both call these functions.
  */
-import { In } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { containsPattern, isUniqueViolation } from '../../platform/database';
 import { assertRole, assertSelfOrAdmin, isSelfOrAdmin, type Principal } from '../../platform/auth';
@@ -22,6 +22,7 @@ export function toUserResponse(profile: UserProfile): UserResponseDto {
     phoneNumber: profile.phoneNumber,
     dateOfBirth: profile.dateOfBirth,
     address: profile.address,
+    emailVerified: profile.emailVerified,
     createdAt: contractTimestamp(profile.createdAt),
     updatedAt: contractTimestamp(profile.updatedAt),
   };
@@ -111,6 +112,11 @@ export class UserService {
     });
   }
 
+  /** The owner proved the address theirs (`email-verified`); an unknown profile (deleted since) changes nothing. */
+  async markEmailVerified(manager: EntityManager, userId: string): Promise<void> {
+    await manager.update(UserProfile, { userId: userId.toLowerCase() }, { emailVerified: true });
+  }
+
   /**
    * Internal, at registration: creating the same userId twice returns the first profile. A profile
    * of the same email under one of `replacesUserIds` is replaced: the auth service names only
@@ -128,7 +134,7 @@ export class UserService {
     if (existing) return toUserResponse(existing);
     const orphans = (request.replacesUserIds ?? []).map((id) => id.toLowerCase()).filter((id) => id !== userId);
     const now = new Date();
-    const profile = Object.assign(new UserProfile(), { userId, email, ...profileFields(request), createdAt: now, updatedAt: now });
+    const profile = Object.assign(new UserProfile(), { userId, email, ...profileFields(request), emailVerified: false, createdAt: now, updatedAt: now });
     try {
       await this.db.transaction(async (manager) => {
         if (orphans.length > 0) await manager.delete(UserProfile, { email, userId: In(orphans) });

@@ -71,6 +71,8 @@ export type User = {
   /** yyyy-MM-dd */
   readonly dateOfBirth: Scalars['String']['output'];
   readonly email: Scalars['String']['output'];
+  /** Whether the owner proved the address theirs (the link of the verification e-mail, or a password reset). */
+  readonly emailVerified: Scalars['Boolean']['output'];
   readonly firstName: Scalars['String']['output'];
   readonly lastName: Scalars['String']['output'];
   readonly phoneNumber: Scalars['String']['output'];
@@ -190,8 +192,8 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   User: ResolverTypeWrapper<User>;
-  UserInput: UserInput;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  UserInput: UserInput;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -201,8 +203,8 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
   User: User | FederationReferenceTypes['User'];
-  UserInput: UserInput;
   Boolean: Scalars['Boolean']['output'];
+  UserInput: UserInput;
 };
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -223,6 +225,7 @@ export type UserResolvers<ContextType = SubgraphContext, ParentType extends Reso
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   dateOfBirth?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  emailVerified?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   firstName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   lastName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   phoneNumber?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

@@ -1,0 +1,141 @@
+/**
+ * The account e-mail flows (CONTRACT §11) against a real SMTP server in the test process: what
+ * arrives, and what its token does.
+ */
+import request from 'supertest';
+import type { LocalMailbox } from '../../platform/mail/local-mailbox';
+import { expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
+import { claimsOf } from '../../test/jwt';
+import { mailTo, mailsTo, startMailbox, tokenOf } from '../../test/mailbox';
+import { AccountToken } from './entities';
+
+const RESET = /Reset your Bookstore password/;
+const VERIFY = /Confirm your e-mail address/;
+const MAX_FORGOT = 3;
+
+let stack: Stack;
+let mailbox: LocalMailbox;
+beforeAll(async () => {
+  const smtp = await startMailbox();
+  mailbox = smtp.mailbox;
+  stack = await startStack({ env: { ...smtp.env, SHOP_URL: 'https://shop.example.com', LOGIN_THROTTLE_MAX_FAILURES: String(MAX_FORGOT) } });
+});
+afterAll(async () => {
+  await stack?.stop();
+  await mailbox?.stop();
+});
+
+const auth = () => request(stack.urls.auth);
+const forgot = (email: string) => auth().post('/auth/password/forgot').send({ email });
+
+async function resetToken(email: string): Promise<string> {
+  const res = await forgot(email);
+  expect(res.status).toBe(202);
+  expect(res.text).toBe('');
+  const mail = await waitFor(() => mailsTo(mailbox, email, RESET).at(-1), { what: `a reset e-mail to ${email}` });
+  return tokenOf(mail);
+}
+
+describe('password reset', () => {
+  it('e-mails a link; the new password logs in, the old one no longer does, and every session ends', async () => {
+    const user = await registeredUser(stack);
+    const otherDevice = await login(stack.urls.auth, user.email, user.password, 'phone');
+
+    expect((await forgot(user.email.toUpperCase())).status).toBe(202);
+    const mail = await mailTo(mailbox, user.email, RESET);
+    expect(mail.from).toBe('no-reply@bookstore.local');
+    expect(mail.text).toMatch(/https:\/\/shop\.example\.com\/reset-password\?token=[A-Za-z0-9_-]{43}/);
+    expect(mail.text).toContain('30 minutes');
+    const token = tokenOf(mail);
+
+    const reset = await auth().post('/auth/password/reset').send({ token, password: 'BrandNew456' });
+    expect(reset.status).toBe(204);
+    expect(reset.headers['cache-control']).toBe('no-store');
+
+    await login(stack.urls.auth, user.email, 'BrandNew456');
+    expect((await auth().post('/auth/login').send({ email: user.email, password: user.password, deviceId: 'd' })).status).toBe(401);
+    expect((await auth().get('/auth/sessions').set('Authorization', user.bearer)).status).toBe(401);
+    expect((await auth().post('/auth/refresh').send({ refreshToken: otherDevice.refreshToken })).status).toBe(401);
+  });
+
+  it('refuses a token used twice', async () => {
+    const user = await registeredUser(stack);
+    const token = await resetToken(user.email);
+    expect((await auth().post('/auth/password/reset').send({ token, password: 'FirstReset1' })).status).toBe(204);
+    const again = await auth().post('/auth/password/reset').send({ token, password: 'SecondReset2' });
+    expectEnvelope(again, 400, 'Invalid or expired token');
+    await login(stack.urls.auth, user.email, 'FirstReset1');
+  });
+
+  it('refuses an expired token, an unknown one, and one replaced by a newer request', async () => {
+    const user = await registeredUser(stack);
+    const first = await resetToken(user.email);
+    const second = await resetToken(user.email);
+    expectEnvelope(await auth().post('/auth/password/reset').send({ token: first, password: 'Replaced123' }), 400, 'Invalid or expired token');
+
+    await stack.auth.db.manager.update(AccountToken, { userId: user.userId, purpose: 'PASSWORD_RESET' }, { expiresAt: new Date(Date.now() - 1000) });
+    expectEnvelope(await auth().post('/auth/password/reset').send({ token: second, password: 'Expired123' }), 400, 'Invalid or expired token');
+    expectEnvelope(await auth().post('/auth/password/reset').send({ token: 'not-a-token-we-sent', password: 'Unknown123' }), 400, 'Invalid or expired token');
+    await login(stack.urls.auth, user.email, user.password);
+  });
+
+  it('holds the new password to the registration policy', async () => {
+    const user = await registeredUser(stack);
+    const token = await resetToken(user.email);
+    const res = await auth().post('/auth/password/reset').send({ token, password: 'lettersonly' });
+    expectEnvelope(res, 400);
+    expect(res.body.validationErrors).toEqual(['password: must contain at least one digit']);
+    expect((await auth().post('/auth/password/reset').send({ token, password: 'Letters123' })).status).toBe(204);
+  });
+
+  it('answers 202 for an address no account has, and sends nothing', async () => {
+    const unknown = newUser().email;
+    const known = await registeredUser(stack);
+    expect((await forgot(unknown)).status).toBe(202);
+    await resetToken(known.email);
+    expect(mailbox.received.filter((mail) => mail.to.includes(unknown))).toEqual([]);
+  });
+
+  it('answers 429 with Retry-After once one address asked too often, known or not', async () => {
+    for (const email of [(await registeredUser(stack)).email, newUser().email]) {
+      for (let i = 0; i < MAX_FORGOT; i += 1) expect((await forgot(email)).status).toBe(202);
+      const refused = await forgot(email);
+      expectEnvelope(refused, 429, 'Too many password reset requests for this address; try again later');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('address verification', () => {
+  it('e-mails a link at registration; using it marks the profile and the next access token verified', async () => {
+    const user = await registeredUser(stack);
+    const profile = () => request(stack.urls.user).get(`/api/user/${user.userId}`).set('Authorization', user.bearer);
+    expect((await profile()).body.emailVerified).toBe(false);
+    expect(claimsOf(user.tokens.accessToken).email_verified).toBe(false);
+
+    const mail = await mailTo(mailbox, user.email, VERIFY);
+    expect(mail.text).toMatch(/https:\/\/shop\.example\.com\/verify-email\?token=/);
+    expect(mail.text).toContain('48 hours');
+    const token = tokenOf(mail);
+
+    expect((await auth().post('/auth/email/verify').send({ token })).status).toBe(204);
+    await waitFor(async () => (await profile()).body.emailVerified === true, { what: 'the profile verified' });
+    const tokens = await login(stack.urls.auth, user.email, user.password, 'after-verification');
+    expect(claimsOf(tokens.accessToken).email_verified).toBe(true);
+
+    expectEnvelope(await auth().post('/auth/email/verify').send({ token }), 400, 'Invalid or expired token');
+  });
+
+  it('counts a password reset through the e-mailed link as a verified address', async () => {
+    const user = await registeredUser(stack);
+    const token = await resetToken(user.email);
+    expect((await auth().post('/auth/password/reset').send({ token, password: 'Verified123' })).status).toBe(204);
+    const tokens = await login(stack.urls.auth, user.email, 'Verified123');
+    expect(claimsOf(tokens.accessToken).email_verified).toBe(true);
+  });
+
+  it('refuses an unknown or blank token', async () => {
+    expectEnvelope(await auth().post('/auth/email/verify').send({ token: 'unknown' }), 400, 'Invalid or expired token');
+    expectEnvelope(await auth().post('/auth/email/verify').send({ token: '' }), 400);
+  });
+});
