@@ -209,6 +209,13 @@ describe('the admin dashboard in Chromium', () => {
     expect(page.url()).toBe(`${gateway.url}/admin/orders?status=DELIVERED`);
   });
 
+  it('shows where e-mail goes on the Mail page', async () => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Mail' }).click();
+    await textOf(page.getByRole('heading', { level: 1 }), 'Mail');
+    await textOf(page.getByTestId('empty'), 'No SMTP server is configured (SMTP_URL): e-mails wait in the services until one is.');
+    expect(page.url()).toBe(`${gateway.url}/admin/mail`);
+  });
+
   it('runs without a script error, a blocked resource or a console error', () => {
     expect(pageProblems).toEqual([]);
   });

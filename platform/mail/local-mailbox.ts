@@ -36,6 +36,19 @@ export function readMailbox(dir: string): ReceivedMail[] {
     .map((file) => JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as ReceivedMail);
 }
 
+/** What an admin reads of the e-mail sent (the auth subgraph's `localMailbox`): the local mailbox's e-mails, or where e-mail goes instead. */
+export interface MailboxView {
+  enabled: boolean;
+  /** The local mailbox's folder, or the SMTP server's URL without credentials; null when there is neither. */
+  location: string | null;
+  messages: ReceivedMail[];
+}
+
+export function mailboxView(mail: { smtpUrl?: string; localMailbox?: { dir: string } }, limit: number): MailboxView {
+  if (!mail.localMailbox) return { enabled: false, location: mail.smtpUrl?.replace(/\/\/[^@/]*@/, '//') ?? null, messages: [] };
+  return { enabled: true, location: mail.localMailbox.dir, messages: readMailbox(mail.localMailbox.dir).slice(0, limit) };
+}
+
 export class LocalMailbox {
   readonly received: ReceivedMail[] = [];
   private server: SMTPServer | undefined;

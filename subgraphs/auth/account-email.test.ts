@@ -4,7 +4,8 @@
  */
 import request from 'supertest';
 import type { LocalMailbox } from '../../platform/mail/local-mailbox';
-import { expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
+import { adminSession, expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
+import { errorCodes, graphql } from '../../test/graphql';
 import { claimsOf } from '../../test/jwt';
 import { mailTo, mailsTo, startMailbox, tokenOf } from '../../test/mailbox';
 import { AccountToken } from './entities';
@@ -137,5 +138,20 @@ describe('address verification', () => {
   it('refuses an unknown or blank token', async () => {
     expectEnvelope(await auth().post('/auth/email/verify').send({ token: 'unknown' }), 400, 'Invalid or expired token');
     expectEnvelope(await auth().post('/auth/email/verify').send({ token: '' }), 400);
+  });
+});
+
+describe('the mailbox an admin reads (localMailbox)', () => {
+  const MAILBOX = '{ localMailbox(limit: 5) { enabled location messages { subject } } }';
+
+  it('is for ADMINs only, and says where e-mail goes when an SMTP server takes it', async () => {
+    const user = await registeredUser(stack);
+    const refused = await graphql(stack.urls.auth, MAILBOX, { bearer: user.bearer });
+    expect(errorCodes(refused.body)).toEqual(['FORBIDDEN']);
+    const admin = await adminSession(stack);
+    const answer = await graphql(stack.urls.auth, MAILBOX, { bearer: admin.bearer });
+    expect(answer.body).toEqual({ data: { localMailbox: { enabled: false, location: mailbox.url, messages: [] } } });
+    const tooMany = await graphql(stack.urls.auth, '{ localMailbox(limit: 500) { enabled } }', { bearer: admin.bearer });
+    expect(errorCodes(tooMany.body)).toEqual(['BAD_USER_INPUT']);
   });
 });

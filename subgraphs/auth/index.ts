@@ -87,7 +87,7 @@ export function createAuthService(deps: ServiceDeps) {
         }),
         verifier,
         trustProxy: config.trustProxy,
-        subgraph: { resolvers: authResolvers(sessions), loaders: authLoaders(sessions) },
+        subgraph: { resolvers: authResolvers(sessions, config.mail), loaders: authLoaders(sessions) },
         consumers: () => authConsumers(events, auth),
         afterStart: () => {
           mailer.sender.start();

@@ -1,9 +1,11 @@
 /** GraphQL resolvers of the auth subgraph, as thin as routes.ts: parse, authorize, call the session directory. */
 import DataLoader from 'dataloader';
 import { requireAuth, type SubgraphContext } from '../../platform/subgraph';
-import type { Principal } from '../../platform/auth';
+import { assertRole, type Principal } from '../../platform/auth';
+import type { Config } from '../../platform/config';
 import { unauthenticated } from '../../platform/errors';
-import { parseUuid } from '../../platform/validation';
+import { mailboxView } from '../../platform/mail/local-mailbox';
+import { parseUuid, validationError } from '../../platform/validation';
 import type { Resolvers } from './generated/resolvers-types';
 import type { SessionDirectory, SessionView } from './sessions';
 
@@ -24,10 +26,19 @@ export function authLoaders(sessions: SessionDirectory): (principal: Principal |
   });
 }
 
-export function authResolvers(sessions: SessionDirectory): Resolvers<Ctx> {
+/** How many of the local mailbox's e-mails one query reads at most. */
+const MAILBOX_MAX_LIMIT = 200;
+
+export function authResolvers(sessions: SessionDirectory, mail: Config['mail']): Resolvers<Ctx> {
   return {
     Query: {
       mySessions: (_, __, ctx) => sessions.mine(requireAuth(ctx)),
+      localMailbox: (_, args, ctx) => {
+        assertRole(requireAuth(ctx), 'ADMIN');
+        const limit = args.limit ?? 50;
+        if (limit < 1 || limit > MAILBOX_MAX_LIMIT) throw validationError(`limit: must be an integer from 1 to ${MAILBOX_MAX_LIMIT}`);
+        return mailboxView(mail, limit);
+      },
     },
     Mutation: {
       endSession: async (_, args, ctx) => {

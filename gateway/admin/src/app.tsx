@@ -4,6 +4,7 @@ import { authState, onAuthChange, restore, signOut, type AuthState, type Session
 import { Empty } from './components/states';
 import { BookPage } from './pages/book';
 import { BooksPage } from './pages/books';
+import { MailPage } from './pages/mail';
 import { ReferencePage } from './pages/references';
 import { DashboardPage } from './pages/dashboard';
 import { OrdersPage } from './pages/orders';
@@ -24,6 +25,7 @@ function Page({ location, session }: { location: Location; session: Session }) {
   if (path === '/books') return <BooksPage key={location.query.toString()} location={location} />;
   if (path === '/authors' || path === '/categories' || path === '/publishers') return <ReferencePage key={path} kind={path.slice(1) as 'authors' | 'categories' | 'publishers'} />;
   if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1]} />;
+  if (path === '/mail') return <MailPage />;
   return (
     <>
       <h1>Page not found</h1>
@@ -42,6 +44,7 @@ const SECTIONS = [
   { path: '/authors', label: 'Authors', matches: (p: string) => p.startsWith('/authors') },
   { path: '/categories', label: 'Categories', matches: (p: string) => p.startsWith('/categories') },
   { path: '/publishers', label: 'Publishers', matches: (p: string) => p.startsWith('/publishers') },
+  { path: '/mail', label: 'Mail', matches: (p: string) => p.startsWith('/mail') },
 ];
 
 function Shell({ session }: { session: Session }) {

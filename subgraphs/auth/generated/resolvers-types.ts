@@ -21,6 +21,31 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** An e-mail the local mailbox received: the SMTP server `npm start` runs when no SMTP_URL is given. */
+export type LocalMail = {
+  readonly __typename?: 'LocalMail';
+  readonly from: Scalars['String']['output'];
+  /** The HTML part as sent (empty when there is none). */
+  readonly html: Scalars['String']['output'];
+  readonly id: Scalars['ID']['output'];
+  /** ISO-8601 in UTC, when the mailbox received it. */
+  readonly receivedAt: Scalars['String']['output'];
+  readonly subject: Scalars['String']['output'];
+  readonly text: Scalars['String']['output'];
+  readonly to: ReadonlyArray<Scalars['String']['output']>;
+};
+
+/** Where the e-mails the services send can be read. */
+export type LocalMailbox = {
+  readonly __typename?: 'LocalMailbox';
+  /** False when e-mail goes to an SMTP server (SMTP_URL): read it there (docker-compose: Mailpit). */
+  readonly enabled: Scalars['Boolean']['output'];
+  /** The folder the local mailbox keeps its e-mails in, or the SMTP server's URL (without credentials) when it is off; null when no SMTP server is configured and e-mails wait to be sent. */
+  readonly location: Maybe<Scalars['String']['output']>;
+  /** The newest e-mails first, at most `limit` of them (none when the mailbox is off). */
+  readonly messages: ReadonlyArray<LocalMail>;
+};
+
 export type Mutation = {
   readonly __typename?: 'Mutation';
   /** Ends one of the caller's sessions (NOT_FOUND for someone else's or an ended one); its tokens stop working. Returns the sessionId. */
@@ -41,8 +66,15 @@ export type MutationEndUserSessionsArgs = {
 
 export type Query = {
   readonly __typename?: 'Query';
+  /** ADMIN: the e-mails the local mailbox received, newest first (limit 1 to 200, default 50). */
+  readonly localMailbox: LocalMailbox;
   /** The caller's active sessions, most recently used first. */
   readonly mySessions: ReadonlyArray<Session>;
+};
+
+
+export type QueryLocalMailboxArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** A device a user is signed in on: one login, kept alive by refreshing its tokens. */
@@ -162,26 +194,46 @@ export type FederationReferenceTypes = {
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
-  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  LocalMail: ResolverTypeWrapper<LocalMail>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  LocalMailbox: ResolverTypeWrapper<LocalMailbox>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Session: ResolverTypeWrapper<Session>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   User: ResolverTypeWrapper<Pick<User, 'userId'>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
-  Mutation: Record<PropertyKey, never>;
+  LocalMail: LocalMail;
+  String: Scalars['String']['output'];
   ID: Scalars['ID']['output'];
+  LocalMailbox: LocalMailbox;
+  Boolean: Scalars['Boolean']['output'];
+  Mutation: Record<PropertyKey, never>;
   Int: Scalars['Int']['output'];
   Query: Record<PropertyKey, never>;
   Session: Session;
-  String: Scalars['String']['output'];
-  Boolean: Scalars['Boolean']['output'];
   User: Pick<User, 'userId'>;
+};
+
+export type LocalMailResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['LocalMail'] = ResolversParentTypes['LocalMail']> = {
+  from?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  html?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  receivedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  text?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  to?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type LocalMailboxResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['LocalMailbox'] = ResolversParentTypes['LocalMailbox']> = {
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  location?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  messages?: Resolver<ReadonlyArray<ResolversTypes['LocalMail']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -190,6 +242,7 @@ export type MutationResolvers<ContextType = SubgraphContext, ParentType extends 
 };
 
 export type QueryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  localMailbox?: Resolver<ResolversTypes['LocalMailbox'], ParentType, ContextType, Partial<QueryLocalMailboxArgs>>;
   mySessions?: Resolver<ReadonlyArray<ResolversTypes['Session']>, ParentType, ContextType>;
 };
 
@@ -209,6 +262,8 @@ export type UserResolvers<ContextType = SubgraphContext, ParentType extends Reso
 };
 
 export type Resolvers<ContextType = SubgraphContext> = {
+  LocalMail?: LocalMailResolvers<ContextType>;
+  LocalMailbox?: LocalMailboxResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;

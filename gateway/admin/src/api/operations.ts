@@ -10,6 +10,7 @@ import {
   DashboardDocument,
   DeleteUserDocument,
   EndUserSessionsDocument,
+  LocalMailboxDocument,
   OrdersDocument,
   ReportsDocument,
   SearchBooksDocument,
@@ -55,4 +56,5 @@ export const api = {
   endUserSessions: (userId: string) => graphql(EndUserSessionsDocument, { userId }).then((data) => data.endUserSessions),
   orders: (status: OrderStatus | undefined, limit: number, offset: number) => graphql(OrdersDocument, { status: status ?? null, limit, offset }).then((data) => data.orders),
   updateOrderStatus: (orderId: string, status: OrderStatus) => graphql(UpdateOrderStatusDocument, { orderId, status }).then((data) => data.updateOrderStatus),
+  localMailbox: (limit: number) => graphql(LocalMailboxDocument, { limit }).then((data) => data.localMailbox),
 };

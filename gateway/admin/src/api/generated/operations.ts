@@ -91,6 +91,13 @@ export type UserRowFragment = { userId: string, firstName: string, lastName: str
 
 export type UserProfileFragment = { dateOfBirth: string, address: string, updatedAt: string, userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string };
 
+export type LocalMailboxQueryVariables = Exact<{
+  limit?: InputMaybe<Scalars['Int']['input']>;
+}>;
+
+
+export type LocalMailboxQuery = { localMailbox: { enabled: boolean, location: string | null, messages: Array<{ id: string, receivedAt: string, from: string, to: Array<string>, subject: string, text: string, html: string }> } };
+
 export type OrdersQueryVariables = Exact<{
   status?: InputMaybe<OrderStatus>;
   limit: Scalars['Int']['input'];
@@ -268,6 +275,23 @@ export const EndUserSessionsDocument = new TypedDocumentString(`
   endUserSessions(userId: $userId)
 }
     `) as unknown as TypedDocumentString<EndUserSessionsMutation, EndUserSessionsMutationVariables>;
+export const LocalMailboxDocument = new TypedDocumentString(`
+    query LocalMailbox($limit: Int) {
+  localMailbox(limit: $limit) {
+    enabled
+    location
+    messages {
+      id
+      receivedAt
+      from
+      to
+      subject
+      text
+      html
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<LocalMailboxQuery, LocalMailboxQueryVariables>;
 export const OrdersDocument = new TypedDocumentString(`
     query Orders($status: OrderStatus, $limit: Int!, $offset: Int!) {
   orders(status: $status, limit: $limit, offset: $offset) {
