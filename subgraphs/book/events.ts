@@ -1,4 +1,4 @@
-/** What the book service consumes: `order-created` takes the copies off the stock, `order-cancelled` puts them back (book/inventory.ts). It publishes nothing. */
+/** What the book service consumes: `order-created` takes the copies off the stock, `order-cancelled` puts them back (book/inventory.ts). It publishes `book-stock-low` when a sale takes a book's stock down to the threshold. */
 import type { Subscription } from '../../platform/events/bus';
 import { TOPICS } from '../../platform/events/topics';
 import type { ServiceEvents } from '../../rest-compat/service';

@@ -44,7 +44,7 @@ export function createBookService(deps: BookServiceDeps) {
         const inserted = await seedDemoCatalogue(catalogue.books);
         if (inserted > 0) logger.info({ inserted }, 'demo catalogue seeded');
       }
-      const inventory = new Inventory(db, logger);
+      const inventory = new Inventory(db, logger, config.stockLowThreshold);
       return {
         routes: catalogueRoutes(catalogue, verifier),
         mountRaw: (app) => mountCoverUpload(app, catalogue.books, verifier),

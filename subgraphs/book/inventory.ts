@@ -10,11 +10,15 @@
  * below zero and at most the copies in stock are taken; an order that asked for more than was
  * left takes what remained, and the shortfall is logged and counted in
  * `bookstore_stock_oversold_copies_total` for someone to settle with the customer.
+ *
+ * A sale that takes a book's stock from above `BOOK_STOCK_LOW_THRESHOLD` to at or below it
+ * publishes `book-stock-low` in the same transaction (once per crossing, not once per sale below it).
  */
 import { Counter, type Registry } from 'prom-client';
 import type { EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
-import type { EventItem, OrderCancelledEvent, OrderCreatedEvent } from '../../platform/events/topics';
+import { enqueueEvent } from '../../platform/events/outbox';
+import { TOPICS, type EventItem, type OrderCancelledEvent, type OrderCreatedEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { Book, OrderStock } from './entities';
 
@@ -35,6 +39,7 @@ export class Inventory {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    private readonly stockLowThreshold: number,
   ) {}
 
   registerMetrics(registry: Registry): void {
@@ -67,7 +72,12 @@ export class Inventory {
       .set({ stock: () => `stock - ${taken}`, updatedAt: new Date() })
       .where('id = :bookId AND stock >= :taken', { bookId, taken })
       .execute();
-    return result.affected ? taken : 0;
+    if (!result.affected) return 0;
+    const left = book.stock - taken;
+    if (book.stock > this.stockLowThreshold && left <= this.stockLowThreshold) {
+      await enqueueEvent(manager, TOPICS.bookStockLow, bookId, { bookId, title: book.title, stock: left, threshold: this.stockLowThreshold });
+    }
+    return taken;
   }
 
   async orderCancelled(manager: EntityManager, event: OrderCancelledEvent): Promise<void> {
