@@ -1,13 +1,15 @@
-/** The order service: orders made from successful payments, their status and cancellation (CONTRACT §6). */
+/** The order service: orders made from successful payments, their status and cancellation (CONTRACT §6), and the outbound webhooks (§11). */
 import { buildService, type ServiceDeps } from '../../rest-compat/service';
 import { Order, OrderItem, RefundedPayment } from './entities';
 import { orderConsumers } from './events';
 import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrders';
 import { RefundedPayments1732000000410 } from './migrations/1732000000410-RefundedPayments';
 import { OrderRefundStatus1732000000420 } from './migrations/1732000000420-OrderRefundStatus';
+import { Webhooks1732000000430 } from './migrations/1732000000430-Webhooks';
 import { orderLoaders, orderResolvers } from './resolvers';
 import { orderRoutes } from './routes';
 import { OrderService } from './service';
+import { WEBHOOKS_PATH, WEBHOOK_ENTITIES, buildWebhooks } from './webhooks';
 
 export function createOrderService(deps: ServiceDeps) {
   return buildService(deps, {
@@ -15,15 +17,20 @@ export function createOrderService(deps: ServiceDeps) {
     description: 'Orders created from successful payments',
     dir: __dirname,
     basePath: '/api/orders',
-    entities: [Order, OrderItem, RefundedPayment],
-    migrations: [CreateOrders1732000000400, RefundedPayments1732000000410, OrderRefundStatus1732000000420],
-    build: ({ db, logger, verifier, events }) => {
+    entities: [Order, OrderItem, RefundedPayment, ...WEBHOOK_ENTITIES],
+    migrations: [CreateOrders1732000000400, RefundedPayments1732000000410, OrderRefundStatus1732000000420, Webhooks1732000000430],
+    build: (shell) => {
+      const { db, logger, verifier, events } = shell;
       const orders = new OrderService(db, logger);
+      const webhooks = buildWebhooks(shell);
       return {
         routes: orderRoutes(orders, verifier),
+        moreRoutes: { [WEBHOOKS_PATH]: webhooks.routes },
         subgraph: { resolvers: orderResolvers(orders), loaders: orderLoaders(orders) },
-        consumers: () => orderConsumers(events, orders),
-        expose: { orders },
+        consumers: () => [...orderConsumers(events, orders), webhooks.consumer()],
+        afterStart: webhooks.start,
+        beforeStop: webhooks.stop,
+        expose: { orders, webhooks: webhooks.webhooks },
       };
     },
   });
