@@ -24,6 +24,12 @@ export type Scalars = {
   Money: { input: string; output: string; }
 };
 
+export type CreateWebhookEndpointInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  events: Array<Scalars['String']['input']>;
+  url: Scalars['String']['input'];
+};
+
 export type OrderRefundStatus =
   | 'FAILED'
   | 'PENDING'
@@ -48,6 +54,13 @@ export type RefundStatus =
   | 'PENDING'
   | 'SUCCEEDED';
 
+export type UpdateWebhookEndpointInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  events?: InputMaybe<Array<Scalars['String']['input']>>;
+  url?: InputMaybe<Scalars['String']['input']>;
+};
+
 /**
  * The editable profile fields, with the same rules as PUT /api/user/update/{id}. `email` may be sent
  * but must equal the current one.
@@ -60,6 +73,11 @@ export type UserInput = {
   lastName: Scalars['String']['input'];
   phoneNumber: Scalars['String']['input'];
 };
+
+export type WebhookDeliveryStatus =
+  | 'FAILED'
+  | 'PENDING'
+  | 'SUCCEEDED';
 
 export type BookQueryVariables = Exact<{
   id: Scalars['ID']['input'];
