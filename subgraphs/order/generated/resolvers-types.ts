@@ -174,6 +174,8 @@ export type Query = {
   readonly webhookEndpoint: Maybe<WebhookEndpoint>;
   /** ADMIN: every webhook endpoint, oldest first. */
   readonly webhookEndpoints: ReadonlyArray<WebhookEndpoint>;
+  /** ADMIN: what an endpoint may subscribe to: each event type, a `<prefix>.*` wildcard of each prefix, and `*`. */
+  readonly webhookSubscriptions: ReadonlyArray<Scalars['String']['output']>;
 };
 
 
@@ -477,6 +479,7 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   webhookDeliveries?: Resolver<ReadonlyArray<ResolversTypes['WebhookDelivery']>, ParentType, ContextType, RequireFields<QueryWebhookDeliveriesArgs, 'endpointId' | 'limit' | 'offset'>>;
   webhookEndpoint?: Resolver<Maybe<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType, RequireFields<QueryWebhookEndpointArgs, 'id'>>;
   webhookEndpoints?: Resolver<ReadonlyArray<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType>;
+  webhookSubscriptions?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type UserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {

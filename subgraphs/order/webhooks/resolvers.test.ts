@@ -52,6 +52,23 @@ describe('webhooks in the order subgraph', () => {
     expect(errorCodes(gone.body)).toEqual(['NOT_FOUND']);
   });
 
+  it('lists what an endpoint may subscribe to: the event types, their wildcards and *', async () => {
+    const res = await gql('{ webhookSubscriptions }', suite.admin.bearer);
+    expect(res.body.data.webhookSubscriptions).toEqual([
+      'order.created',
+      'order.cancelled',
+      'order.status_changed',
+      'payment.succeeded',
+      'payment.failed',
+      'payment.refunded',
+      'book.stock_low',
+      'order.*',
+      'payment.*',
+      'book.*',
+      '*',
+    ]);
+  });
+
   it('refuses an invalid subscription with the REST validation message', async () => {
     const res = await gql(`mutation { createWebhookEndpoint(input: { url: "${receiver.url('/x')}", events: ["order.shipped"] }) { secret } }`, suite.admin.bearer);
     expect(errorCodes(res.body)).toEqual(['BAD_USER_INPUT']);
@@ -61,6 +78,7 @@ describe('webhooks in the order subgraph', () => {
     const customer = await registeredUser(suite.stack);
     const res = await gql('{ webhookEndpoints { id } }', customer.bearer);
     expect(errorCodes(res.body)).toEqual(['FORBIDDEN']);
+    expect(errorCodes((await gql('{ webhookSubscriptions }', customer.bearer)).body)).toEqual(['FORBIDDEN']);
     expect(res.body.data).toBeNull();
   });
 });

@@ -3,7 +3,9 @@ import { requireAuth, type MapperCovers, type SubgraphContext } from '../../../p
 import { parseLimitOffsetArgs, parseUuid, validateBody } from '../../../platform/validation';
 import type { OrderLoaders } from '../resolvers';
 import type { MutationResolvers, QueryResolvers, WebhookDeliveryResolvers } from '../generated/resolvers-types';
+import { assertRole } from '../../../platform/auth';
 import { CreateEndpointRequest, RotateSecretRequest, UpdateEndpointRequest } from './dto';
+import { SUBSCRIPTIONS } from './events';
 import type { DeliveryResponse, EndpointWithSecret, WebhookService } from './service';
 
 type Ctx = SubgraphContext<OrderLoaders>;
@@ -13,7 +15,7 @@ export type WebhookMappers = [MapperCovers<WebhookDeliveryResolvers, DeliveryRes
 const withSecret = ({ secret, ...endpoint }: EndpointWithSecret) => ({ endpoint, secret });
 
 export function webhookResolvers(service: WebhookService): {
-  Query: Pick<QueryResolvers<Ctx>, 'webhookEndpoints' | 'webhookEndpoint' | 'webhookDeliveries'>;
+  Query: Pick<QueryResolvers<Ctx>, 'webhookEndpoints' | 'webhookSubscriptions' | 'webhookEndpoint' | 'webhookDeliveries'>;
   Mutation: Pick<
     MutationResolvers<Ctx>,
     'createWebhookEndpoint' | 'updateWebhookEndpoint' | 'deleteWebhookEndpoint' | 'rotateWebhookSecret' | 'sendWebhookTest' | 'resendWebhookDelivery'
@@ -23,6 +25,10 @@ export function webhookResolvers(service: WebhookService): {
   return {
     Query: {
       webhookEndpoints: (_, __, ctx) => service.list(requireAuth(ctx)),
+      webhookSubscriptions: (_, __, ctx) => {
+        assertRole(requireAuth(ctx), 'ADMIN');
+        return [...SUBSCRIPTIONS];
+      },
       webhookEndpoint: (_, args, ctx) => service.get(requireAuth(ctx), parseUuid(args.id, 'id')),
       webhookDeliveries: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
