@@ -7,17 +7,24 @@
  */
 import {
   BookDocument,
+  CreateWebhookEndpointDocument,
   DashboardDocument,
   DeleteUserDocument,
   EndUserSessionsDocument,
   OrdersDocument,
   ReportsDocument,
+  ResendWebhookDeliveryDocument,
+  RotateWebhookSecretDocument,
   SearchBooksDocument,
   SearchUsersDocument,
+  SendWebhookTestDocument,
+  SetWebhookEndpointEnabledDocument,
   UpdateOrderStatusDocument,
   UpdateUserDocument,
   UserDocument,
   UsersDocument,
+  WebhookDeliveriesDocument,
+  WebhookEndpointsDocument,
   type OrdersQuery,
   type OrderStatus,
   type UserInput,
@@ -26,6 +33,7 @@ import {
 import { graphql } from './graphql';
 
 export type { OrderStatus } from './generated/operations';
+export type { WebhookDeliveryRowFragment as WebhookDeliveryRow, WebhookEndpointRowFragment as WebhookEndpointRow } from './generated/operations';
 export type { DashboardQuery as DashboardData, ReportsQuery as ReportsData, UserQuery as UserData, UserProfileFragment as UserProfile } from './generated/operations';
 
 /** Every status, in the order an order moves through them; a status the schema adds is a compile error here. */
@@ -55,4 +63,13 @@ export const api = {
   endUserSessions: (userId: string) => graphql(EndUserSessionsDocument, { userId }).then((data) => data.endUserSessions),
   orders: (status: OrderStatus | undefined, limit: number, offset: number) => graphql(OrdersDocument, { status: status ?? null, limit, offset }).then((data) => data.orders),
   updateOrderStatus: (orderId: string, status: OrderStatus) => graphql(UpdateOrderStatusDocument, { orderId, status }).then((data) => data.updateOrderStatus),
+  webhookEndpoints: () => graphql(WebhookEndpointsDocument),
+  webhookDeliveries: (endpointId: string, limit: number, offset: number) =>
+    graphql(WebhookDeliveriesDocument, { endpointId, limit, offset }).then((data) => data.webhookDeliveries),
+  createWebhookEndpoint: (url: string, events: string[], description: string | null) =>
+    graphql(CreateWebhookEndpointDocument, { input: { url, events, description } }).then((data) => data.createWebhookEndpoint),
+  setWebhookEndpointEnabled: (id: string, enabled: boolean) => graphql(SetWebhookEndpointEnabledDocument, { id, enabled }).then((data) => data.updateWebhookEndpoint),
+  rotateWebhookSecret: (id: string) => graphql(RotateWebhookSecretDocument, { id }).then((data) => data.rotateWebhookSecret),
+  sendWebhookTest: (endpointId: string) => graphql(SendWebhookTestDocument, { endpointId }).then((data) => data.sendWebhookTest),
+  resendWebhookDelivery: (deliveryId: string) => graphql(ResendWebhookDeliveryDocument, { deliveryId }).then((data) => data.resendWebhookDelivery),
 };
