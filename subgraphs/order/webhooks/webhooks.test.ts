@@ -1,11 +1,14 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { TOPICS, type PaymentFailedEvent } from '../../../platform/events/topics';
-import { paymentSuccessEvent } from '../../../test/event-fixtures';
+import type { Database } from '../../../platform/database';
+import { paymentSuccessEvent, testLogger } from '../../../test/event-fixtures';
 import { TIMESTAMP, UUID, expectEnvelope, registeredUser, stackSuite, waitFor, StackSuite } from '../../../test/harness';
 import { createBook } from '../../../test/commerce';
 import { startReceiver, type Receiver } from '../../../test/webhook-receiver';
-import { WebhookEndpoint } from './entities';
+import { Dispatcher } from './dispatcher';
+import { WebhookDelivery, WebhookEndpoint } from './entities';
+import { newDelivery } from './events';
 import { verifyWebhookSignature } from './signature';
 
 let receiver: Receiver;
@@ -276,6 +279,19 @@ describe('deliveries', () => {
     await publish(TOPICS.paymentSuccess, paymentSuccessEvent(buyer.userId, { amount: 20, items: [{ bookId: book.id, bookTitle: book.title, quantity: 2, price: 10 }] }));
     const delivery = await deliveryWhen(endpoint.id, (d) => d.type === 'book.stock_low', 'book.stock_low');
     expect(delivery.payload.data).toEqual({ bookId: book.id, title: 'Few Copies Left', stock: 4, threshold: 5 });
+  });
+});
+
+describe('two dispatchers (two replicas of the service)', () => {
+  it('let only one of them claim an attempt at a delivery', async () => {
+    const db = suite.stack.services.order?.db as Database;
+    const endpoint = await createEndpoint('/claimed', ['book.stock_low']);
+    // FAILED, so the service's own dispatcher leaves it alone; a claim as a resend makes takes any free delivery.
+    const delivery = Object.assign(newDelivery(endpoint.id, randomUUID(), 'book.stock_low', '{}', new Date()), { status: 'FAILED' as const, nextAttemptAt: null });
+    await db.transaction((manager) => manager.insert(WebhookDelivery, delivery));
+    const replicas = [new Dispatcher(db, testLogger, suite.stack.config.webhooks), new Dispatcher(db, testLogger, suite.stack.config.webhooks)];
+    const claims = await Promise.all([...replicas, ...replicas].map((replica) => replica.claim(delivery.id, false)));
+    expect(claims.filter((claim) => claim !== undefined)).toHaveLength(1);
   });
 });
 
