@@ -19,7 +19,7 @@ export interface CatalogueConfig {
         }
       | undefined;
   };
-  /** `BOOK_STOCK_LOW_THRESHOLD` (default 5): a sale that takes a tracked book's stock to this or below publishes `book-stock-low`. */
+  /** `BOOK_STOCK_LOW_THRESHOLD` (default 5): a sale or an admin's change that takes a tracked book's stock from above this to at or below it publishes `book-stock-low`. */
   stockLowThreshold: number;
   /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
   seedDemoCatalogue: boolean;

@@ -193,7 +193,7 @@ export class OrderStatusChangedEvent extends OrderEvent {
   @IsString() status!: string;
 }
 
-/** A sale took a tracked book's stock from above the threshold to at or below it. */
+/** A sale or an admin's change took a tracked book's stock from above the threshold to at or below it. */
 export class BookStockLowEvent extends EventEnvelope {
   @Equals('BookStockLowEvent')
   declare type: 'BookStockLowEvent';

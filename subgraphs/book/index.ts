@@ -33,7 +33,7 @@ export function createBookService(deps: BookServiceDeps) {
       const covers = deps.covers ?? coverStoreFor(config);
       const search = new SearchIndex(db);
       const catalogue: Catalogue = {
-        books: new BookService(db, covers, logger, search),
+        books: new BookService(db, covers, logger, search, config.stockLowThreshold),
         authors: authorCatalogue(db, search),
         categories: categoryCatalogue(db, search),
         publishers: publisherCatalogue(db, search),

@@ -12,15 +12,15 @@
  * `bookstore_stock_oversold_copies_total` for someone to settle with the customer.
  *
  * A sale that takes a book's stock from above `BOOK_STOCK_LOW_THRESHOLD` to at or below it
- * publishes `book-stock-low` in the same transaction (once per crossing, not once per sale below it).
+ * publishes `book-stock-low` in the same transaction.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
-import { enqueueEvent } from '../../platform/events/outbox';
-import { TOPICS, type EventItem, type OrderCancelledEvent, type OrderCreatedEvent } from '../../platform/events/topics';
+import type { EventItem, OrderCancelledEvent, OrderCreatedEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { Book, OrderStock } from './entities';
+import { publishStockLowIfCrossed } from './events';
 
 /** Quantities per book, an order listing a book twice counted once. */
 function quantities(items: readonly EventItem[]): Map<string, number> {
@@ -73,10 +73,7 @@ export class Inventory {
       .where('id = :bookId AND stock >= :taken', { bookId, taken })
       .execute();
     if (!result.affected) return 0;
-    const left = book.stock - taken;
-    if (book.stock > this.stockLowThreshold && left <= this.stockLowThreshold) {
-      await enqueueEvent(manager, TOPICS.bookStockLow, bookId, { bookId, title: book.title, stock: left, threshold: this.stockLowThreshold });
-    }
+    await publishStockLowIfCrossed(manager, book, book.stock, book.stock - taken, this.stockLowThreshold);
     return taken;
   }
 

@@ -282,6 +282,27 @@ describe('deliveries', () => {
   });
 });
 
+describe('book.stock_low from an adjustment', () => {
+  it('is sent when an admin lowers the stock to the threshold, and not again while it stays below', async () => {
+    const endpoint = await createEndpoint('/adjusted', ['book.stock_low']);
+    const book = await createBook(suite.stack, admin(), 'Shelf Count', 10, 20);
+    const { id: _id, coverImageUrl: _c, createdAt: _a, updatedAt: _u, ...fields } = (await request(suite.stack.urls.book).get(`/api/books/${book.id}`)).body;
+    const setStock = async (stock: number) => {
+      const res = await request(suite.stack.urls.book)
+        .put(`/api/books/update/${book.id}`)
+        .set('Authorization', admin())
+        .send({ ...fields, stock });
+      expect(res.status).toBe(200);
+    };
+    await setStock(5);
+    await setStock(2);
+    await setStock(9);
+    await setStock(1);
+    await waitFor(async () => (await deliveries(endpoint.id)).filter((d) => d.status === 'SUCCEEDED').length === 2, { what: 'two stock_low deliveries' });
+    expect((await deliveries(endpoint.id)).map((d) => d.payload.data.stock).sort()).toEqual([1, 5]);
+  });
+});
+
 describe('two dispatchers (two replicas of the service)', () => {
   it('let only one of them claim an attempt at a delivery', async () => {
     const db = suite.stack.services.order?.db as Database;
