@@ -14,6 +14,7 @@ export const PROXY_TABLE: readonly { prefix: string; service: ServiceName }[] = 
   { prefix: '/api/publishers', service: 'book' },
   { prefix: '/api/orders', service: 'order' },
   { prefix: '/api/payments', service: 'payment' },
+  { prefix: '/api/webhooks', service: 'order' },
   { prefix: '/analytics', service: 'analytics' },
 ];
 

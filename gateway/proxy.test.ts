@@ -270,6 +270,8 @@ describe('payment and order routes through the gateway', () => {
     expect(foreign.status).toBeGreaterThanOrEqual(403);
     expect((await same('order', (c) => c.get('/api/orders').set('Authorization', admin.bearer))).status).toBe(200);
     expectEnvelope(await same('order', (c) => c.get('/api/orders')), 401);
+    expect((await same('order', (c) => c.get('/api/webhooks/endpoints').set('Authorization', admin.bearer))).status).toBe(200);
+    expectEnvelope(await same('order', (c) => c.get('/api/webhooks/endpoints').set('Authorization', shopper.bearer)), 403);
 
     const synced = await same('payment', (c) => c.post(`/api/payments/${paymentId}/sync-order`).set('Authorization', shopper.bearer));
     expect(synced.status).toBe(200);

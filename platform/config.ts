@@ -14,6 +14,7 @@ import { readMail, type MailConfig } from './config/mail';
 import { readNetwork, type NetworkConfig } from './config/network';
 import { readStripe, type StripeConfig } from './config/stripe';
 import { readTelemetry, type TelemetryConfig } from './config/telemetry';
+import { readWebhooks, type WebhooksConfig } from './config/webhooks';
 
 export { EMBEDDED_ADMIN } from './config/auth';
 export { ConfigError, type LoadOptions } from './config/env';
@@ -21,7 +22,8 @@ export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network
 export type { TracingConfig } from './config/telemetry';
 export { TRUSTED_DOCUMENT_MODES, type TrustedDocumentMode } from './config/graphql';
 
-export interface Config extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig, MailConfig {
+export interface Config
+  extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig, MailConfig, WebhooksConfig {
   logLevel: string;
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -47,6 +49,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ...readStripe(reader),
     ...readTelemetry(reader),
     ...readMail(reader, database.dataDir, network.ports.gateway),
+    ...readWebhooks(reader),
   };
   applyApolloTelemetry(config.apolloTelemetryDisabled);
   return config;

@@ -175,3 +175,9 @@ export function parseLimitOffset(query: Record<string, unknown>, defaults: { lim
     offset: parse('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
   };
 }
+
+/** GraphQL `limit` and `offset` arguments, held to the same rules as the REST query string. */
+export function parseLimitOffsetArgs(args: { limit?: number | null; offset?: number | null }, defaults: { limit: number; maxLimit: number }): { limit: number; offset: number } {
+  const asQueryString = (value: number | null | undefined) => (value === null || value === undefined ? undefined : String(value));
+  return parseLimitOffset({ limit: asQueryString(args.limit), offset: asQueryString(args.offset) }, defaults);
+}

@@ -68,6 +68,8 @@ export interface ServiceShell {
 /** What a service builds from the shell. */
 export interface ServiceParts<L, E extends object> {
   routes: Router;
+  /** Routes mounted under other paths than `basePath` (the order service's /api/webhooks). */
+  moreRoutes?: Record<string, Router>;
   /** The subgraph's resolvers and per-request loaders; its SDL is `schema.graphql` in the service's folder. */
   subgraph: Pick<SubgraphOptions<L>, 'resolvers' | 'loaders'>;
   /** The verifier of the routes and the subgraph when not the shell's. */
@@ -147,6 +149,7 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
       registerMetrics: parts.registerMetrics,
       mount: (app) => {
         app.use(definition.basePath, parts.routes);
+        for (const [mountPath, routes] of Object.entries(parts.moreRoutes ?? {})) app.use(mountPath, routes);
         app.use('/graphql', graphql.middleware);
       },
     });

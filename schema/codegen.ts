@@ -37,7 +37,12 @@ export interface CodegenSources {
  */
 const MAPPERS: Record<string, Record<string, string>> = {
   book: { Book: '../../../platform/contracts/books#BookResponseDto' },
-  order: { Order: '../service#OrderResponse', OrderItem: '../service#OrderItemResponse', User: "Pick<User, 'userId'>" },
+  order: {
+    Order: '../service#OrderResponse',
+    OrderItem: '../service#OrderItemResponse',
+    User: "Pick<User, 'userId'>",
+    WebhookDelivery: '../webhooks/service#DeliveryResponse',
+  },
   payment: { Payment: '../service#PaymentView', PaymentItem: '../dto#PaymentItemResponse', User: "Pick<User, 'userId'>" },
   analytics: { TopBook: '../service#TopBookItem', Book: "Pick<Book, 'id'>" },
   auth: { User: "Pick<User, 'userId'>" },

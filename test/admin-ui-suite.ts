@@ -66,8 +66,8 @@ export interface RealPurchase {
   orderId: string;
 }
 
-/** Starts the UI before the file's tests and hands it to `started`; the helpers returned act on it. */
-export function adminUiSuite(started: (ui: AdminUi) => void) {
+/** Starts the UI before the file's tests (the stack with `options.env`) and hands it to `started`; the helpers returned act on it. */
+export function adminUiSuite(started: (ui: AdminUi) => void, options: { env?: Record<string, string> } = {}) {
   let ui: AdminUi;
   // Each kept as soon as it runs, so that a start failing halfway stops what it started.
   let stack: Stack | undefined;
@@ -76,7 +76,7 @@ export function adminUiSuite(started: (ui: AdminUi) => void) {
   const pageProblems: string[] = [];
   beforeAll(async () => {
     await ensureAdminBuilt();
-    stack = await startStack({ services: ['book', 'order', 'payment', 'analytics'] });
+    stack = await startStack({ services: ['book', 'order', 'payment', 'analytics'], env: options.env });
     gateway = await startGateway(stack.config, { mountGraphql: graphqlHalf({ config: stack.config, logger: createLogger(stack.config.logLevel) }) });
     const admin = await adminSession(stack);
     browser = await launchChromium();

@@ -19,6 +19,8 @@ export interface CatalogueConfig {
         }
       | undefined;
   };
+  /** `BOOK_STOCK_LOW_THRESHOLD` (default 5): a sale or an admin's change that takes a tracked book's stock from above this to at or below it publishes `book-stock-low`. */
+  stockLowThreshold: number;
   /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
   seedDemoCatalogue: boolean;
 }
@@ -39,5 +41,9 @@ export function readCatalogue(env: EnvReader, gatewayPort: number): CatalogueCon
         publicUrl: (env.read('S3_PUBLIC_URL') ?? (endpoint ? `${endpoint}/${bucket}` : `https://${bucket}.s3.${region}.amazonaws.com`)).replace(/\/$/, ''),
       }
     : undefined;
-  return { covers: { baseUrl, s3 }, seedDemoCatalogue: (env.read('SEED_DEMO_CATALOGUE') ?? (env.embedded ? 'true' : 'false')) === 'true' };
+  return {
+    covers: { baseUrl, s3 },
+    stockLowThreshold: env.int('BOOK_STOCK_LOW_THRESHOLD', 5, 0),
+    seedDemoCatalogue: (env.read('SEED_DEMO_CATALOGUE') ?? (env.embedded ? 'true' : 'false')) === 'true',
+  };
 }

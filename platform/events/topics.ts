@@ -15,6 +15,8 @@ export const TOPICS = {
   paymentCompleted: 'payment-completed',
   orderCreated: 'order-created',
   orderCancelled: 'order-cancelled',
+  orderStatusChanged: 'order-status-changed',
+  bookStockLow: 'book-stock-low',
   userDeleted: 'user-deleted',
   emailVerified: 'email-verified',
   sessionsRevoked: 'sessions-revoked',
@@ -192,6 +194,26 @@ export class OrderCancelledEvent extends OrderEvent {
   declare type: 'OrderCancelledEvent';
 }
 
+/** An admin (or a cancel) moved an order from one status to another. */
+export class OrderStatusChangedEvent extends OrderEvent {
+  @Equals('OrderStatusChangedEvent')
+  declare type: 'OrderStatusChangedEvent';
+
+  @IsString() previousStatus!: string;
+  @IsString() status!: string;
+}
+
+/** A sale or an admin's change took a tracked book's stock from above the threshold to at or below it. */
+export class BookStockLowEvent extends EventEnvelope {
+  @Equals('BookStockLowEvent')
+  declare type: 'BookStockLowEvent';
+
+  @IsUUID('all') bookId!: string;
+  @IsString() title!: string;
+  @IsInt() @Min(0) stock!: number;
+  @IsInt() @Min(0) threshold!: number;
+}
+
 /** Each topic's payload: what `enqueueEvent` takes and what a consumer of the topic gets. */
 export interface TopicPayloads {
   'payment-created': PaymentCreatedEvent;
@@ -202,6 +224,8 @@ export interface TopicPayloads {
   'payment-completed': PaymentCompletedEvent;
   'order-created': OrderCreatedEvent;
   'order-cancelled': OrderCancelledEvent;
+  'order-status-changed': OrderStatusChangedEvent;
+  'book-stock-low': BookStockLowEvent;
   'user-deleted': UserDeletedEvent;
   'email-verified': EmailVerifiedEvent;
   'sessions-revoked': SessionsRevokedEvent;
@@ -217,6 +241,8 @@ export const TOPIC_SCHEMAS: { readonly [T in Topic]: new () => TopicPayloads[T] 
   'payment-completed': PaymentCompletedEvent,
   'order-created': OrderCreatedEvent,
   'order-cancelled': OrderCancelledEvent,
+  'order-status-changed': OrderStatusChangedEvent,
+  'book-stock-low': BookStockLowEvent,
   'user-deleted': UserDeletedEvent,
   'email-verified': EmailVerifiedEvent,
   'sessions-revoked': SessionsRevokedEvent,

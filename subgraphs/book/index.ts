@@ -33,7 +33,7 @@ export function createBookService(deps: BookServiceDeps) {
       const covers = deps.covers ?? coverStoreFor(config);
       const search = new SearchIndex(db);
       const catalogue: Catalogue = {
-        books: new BookService(db, covers, logger, search),
+        books: new BookService(db, covers, logger, search, config.stockLowThreshold),
         authors: authorCatalogue(db, search),
         categories: categoryCatalogue(db, search),
         publishers: publisherCatalogue(db, search),
@@ -44,7 +44,7 @@ export function createBookService(deps: BookServiceDeps) {
         const inserted = await seedDemoCatalogue(catalogue.books);
         if (inserted > 0) logger.info({ inserted }, 'demo catalogue seeded');
       }
-      const inventory = new Inventory(db, logger);
+      const inventory = new Inventory(db, logger, config.stockLowThreshold);
       return {
         routes: catalogueRoutes(catalogue, verifier),
         mountRaw: (app) => mountCoverUpload(app, catalogue.books, verifier),

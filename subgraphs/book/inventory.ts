@@ -10,6 +10,9 @@
  * below zero and at most the copies in stock are taken; an order that asked for more than was
  * left takes what remained, and the shortfall is logged and counted in
  * `bookstore_stock_oversold_copies_total` for someone to settle with the customer.
+ *
+ * A sale that takes a book's stock from above `BOOK_STOCK_LOW_THRESHOLD` to at or below it
+ * publishes `book-stock-low` in the same transaction.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { EntityManager } from 'typeorm';
@@ -17,6 +20,7 @@ import { forUpdate, type Database } from '../../platform/database';
 import type { EventItem, OrderCancelledEvent, OrderCreatedEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { Book, OrderStock } from './entities';
+import { publishStockLowIfCrossed } from './events';
 
 /** Quantities per book, an order listing a book twice counted once. */
 function quantities(items: readonly EventItem[]): Map<string, number> {
@@ -35,6 +39,7 @@ export class Inventory {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    private readonly stockLowThreshold: number,
   ) {}
 
   registerMetrics(registry: Registry): void {
@@ -67,7 +72,9 @@ export class Inventory {
       .set({ stock: () => `stock - ${taken}`, updatedAt: new Date() })
       .where('id = :bookId AND stock >= :taken', { bookId, taken })
       .execute();
-    return result.affected ? taken : 0;
+    if (!result.affected) return 0;
+    await publishStockLowIfCrossed(manager, book, book.stock, book.stock - taken, this.stockLowThreshold);
+    return taken;
   }
 
   async orderCancelled(manager: EntityManager, event: OrderCancelledEvent): Promise<void> {

@@ -15,6 +15,7 @@ import { centsOfJsonNumber, fromCents } from '../../platform/money';
 import { COVER_EXTENSIONS, type CoverImage, type CoverStore } from './covers';
 import type { BookResponseDto } from '../../platform/contracts/books';
 import type { BookListQuery, BookRequestDto, BookSearchQuery } from './dto';
+import { publishStockLowIfCrossed } from './events';
 import { Author, Book, BookAuthor, Category, Publisher } from './entities';
 import { normalizeIsbn, toIsbn13 } from './isbn';
 import { isLanguageCode } from './languages';
@@ -84,6 +85,7 @@ export class BookService {
     private readonly covers: CoverStore,
     private readonly logger: Logger,
     private readonly search: SearchIndex,
+    private readonly stockLowThreshold: number,
   ) {}
 
   /** Books as answered: their author ids in order and the cover's URL. */
@@ -235,6 +237,7 @@ export class BookService {
         await manager.update(Book, { id: current.id }, changes);
         await this.writeAuthors(manager, current.id, authorIds);
         await this.search.refresh(manager, [current.id]);
+        if (changes.stock !== undefined) await publishStockLowIfCrossed(manager, { id: current.id, title: changes.title }, current.stock, changes.stock, this.stockLowThreshold);
         const [response] = await this.responses([Object.assign(current, changes)], manager);
         return response;
       }),

@@ -1,6 +1,6 @@
 /**
  * What the order service publishes (`order-created` for each order made, `order-cancelled` for each
- * cancel, both through the outbox) and consumes: `payment-success` creates the order,
+ * cancel, `order-status-changed` for each move of an order's status, a cancel included, all through the outbox) and consumes: `payment-success` creates the order,
  * `payment-refunded` refunds it, `payment-refund-failed` shows an admin that its refund waits for them.
  */
 import type { EntityManager } from 'typeorm';
@@ -30,6 +30,17 @@ export function publishOrderCreated(manager: EntityManager, order: Order, items:
 
 export function publishOrderCancelled(manager: EntityManager, order: Order, items: EventItem[]): Promise<void> {
   return enqueueEvent(manager, TOPICS.orderCancelled, order.id, { orderId: order.id, paymentId: order.paymentId, userId: order.userId, items });
+}
+
+export function publishOrderStatusChanged(manager: EntityManager, order: Order, items: EventItem[], status: string): Promise<void> {
+  return enqueueEvent(manager, TOPICS.orderStatusChanged, order.id, {
+    orderId: order.id,
+    paymentId: order.paymentId,
+    userId: order.userId,
+    items,
+    previousStatus: order.status,
+    status,
+  });
 }
 
 export function orderConsumers(events: ServiceEvents, orders: OrderEffects): Promise<Subscription>[] {

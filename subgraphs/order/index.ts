@@ -1,4 +1,7 @@
-/** The order service: orders made from successful payments, their status and cancellation (CONTRACT §6). */
+/**
+ * The order service: orders made from successful payments, their status and cancellation (CONTRACT
+ * §6), the e-mails about them, and the outbound webhooks (§11).
+ */
 import path from 'node:path';
 import { createMailer, MAIL_ENTITIES, MAIL_MIGRATIONS } from '../../platform/mail';
 import { buildService, type ServiceDeps } from '../../rest-compat/service';
@@ -7,10 +10,12 @@ import { orderConsumers } from './events';
 import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrders';
 import { RefundedPayments1732000000410 } from './migrations/1732000000410-RefundedPayments';
 import { OrderRefundStatus1732000000420 } from './migrations/1732000000420-OrderRefundStatus';
+import { Webhooks1732000000440 } from './migrations/1732000000440-Webhooks';
 import { OrderMail, OrderMailRecipients1732000000430, OrderRecipient } from './order-mail';
 import { orderLoaders, orderResolvers } from './resolvers';
 import { orderRoutes } from './routes';
 import { OrderService } from './service';
+import { WEBHOOKS_PATH, WEBHOOK_ENTITIES, buildWebhooks } from './webhooks';
 
 export function createOrderService(deps: ServiceDeps) {
   return buildService(deps, {
@@ -18,18 +23,38 @@ export function createOrderService(deps: ServiceDeps) {
     description: 'Orders created from successful payments',
     dir: __dirname,
     basePath: '/api/orders',
-    entities: [Order, OrderItem, RefundedPayment, OrderRecipient, ...MAIL_ENTITIES],
-    migrations: [CreateOrders1732000000400, RefundedPayments1732000000410, OrderRefundStatus1732000000420, ...MAIL_MIGRATIONS, OrderMailRecipients1732000000430],
-    build: ({ config, db, logger, verifier, events }) => {
+    entities: [Order, OrderItem, RefundedPayment, OrderRecipient, ...MAIL_ENTITIES, ...WEBHOOK_ENTITIES],
+    migrations: [
+      CreateOrders1732000000400,
+      RefundedPayments1732000000410,
+      OrderRefundStatus1732000000420,
+      ...MAIL_MIGRATIONS,
+      OrderMailRecipients1732000000430,
+      Webhooks1732000000440,
+    ],
+    build: (shell) => {
+      const { config, db, logger, verifier, events } = shell;
       const mailer = createMailer({ config, db, logger }, path.join(__dirname, 'mail'));
       const orders = new OrderService(db, logger, new OrderMail(mailer.templates, config.stripe.currency));
+      const webhooks = buildWebhooks(shell);
       return {
         routes: orderRoutes(orders, verifier),
-        subgraph: { resolvers: orderResolvers(orders), loaders: orderLoaders(orders) },
-        consumers: () => orderConsumers(events, orders),
-        afterStart: () => mailer.sender.start(),
-        beforeStop: () => mailer.sender.stop(),
-        expose: { orders },
+        moreRoutes: { [WEBHOOKS_PATH]: webhooks.routes },
+        subgraph: { resolvers: orderResolvers(orders, webhooks.webhooks), loaders: orderLoaders(orders) },
+        consumers: () => {
+          const own = orderConsumers(events, orders);
+          // After the others: it reads some of their topics, and two first subscriptions to a new topic at once can race its creation.
+          return [...own, Promise.all(own).then(webhooks.consumer)];
+        },
+        afterStart: () => {
+          mailer.sender.start();
+          webhooks.start();
+        },
+        beforeStop: async () => {
+          await webhooks.stop();
+          await mailer.sender.stop();
+        },
+        expose: { orders, webhooks: webhooks.webhooks },
       };
     },
   });

@@ -2,9 +2,11 @@
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
-import { parseLimitOffset, parseUuid } from '../../platform/validation';
+import { parseLimitOffsetArgs, parseUuid } from '../../platform/validation';
 import type { OrderItemResolvers, OrderResolvers, Resolvers } from './generated/resolvers-types';
 import { allowedTransitions, type OrderItemResponse, type OrderResponse, type OrderService } from './service';
+import type { WebhookService } from './webhooks/service';
+import { webhookResolvers } from './webhooks/resolvers';
 
 export interface OrderLoaders {
   /** Orders the caller may read, by orderId (references from other subgraphs). */
@@ -25,16 +27,16 @@ export function orderLoaders(service: OrderService): (principal: Principal | nul
   });
 }
 
-/** GraphQL arguments as the REST query string would carry them, so both get the same 400 rules. */
-const asQueryString = (value: number | null | undefined) => (value === null || value === undefined ? undefined : String(value));
-
-export function orderResolvers(service: OrderService): Resolvers<Ctx> {
+export function orderResolvers(service: OrderService, webhooks: WebhookService): Resolvers<Ctx> {
+  const hooks = webhookResolvers(webhooks);
   return {
     Money: MoneyScalar,
+    WebhookDelivery: hooks.WebhookDelivery,
     Query: {
+      ...hooks.Query,
       orders: async (_, args, ctx) => {
         const principal = requireAuth(ctx);
-        const page = parseLimitOffset({ limit: asQueryString(args.limit), offset: asQueryString(args.offset) }, { limit: 50, maxLimit: 200 });
+        const page = parseLimitOffsetArgs(args, { limit: 50, maxLimit: 200 });
         return (await service.listAll(principal, { ...page, status: args.status ?? undefined })).orders;
       },
       order: (_, args, ctx) => {
@@ -44,6 +46,7 @@ export function orderResolvers(service: OrderService): Resolvers<Ctx> {
       myOrders: (_, __, ctx) => service.listMine(requireAuth(ctx)),
     },
     Mutation: {
+      ...hooks.Mutation,
       updateOrderStatus: (_, args, ctx) => {
         const principal = requireAuth(ctx);
         return service.updateStatus(principal, parseUuid(args.orderId, 'orderId'), args.status);

@@ -19,7 +19,7 @@ import type { Logger } from '../../platform/logger';
 import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import { ORDER_STATUSES, Order, OrderItem, RefundedPayment, type OrderStatus, type RefundStatus } from './entities';
-import { publishOrderCancelled, publishOrderCreated } from './events';
+import { publishOrderCancelled, publishOrderCreated, publishOrderStatusChanged } from './events';
 
 export interface OrderItemResponse {
   bookId: string;
@@ -192,16 +192,18 @@ export class OrderService {
 
   /**
    * Writes `status` if the order is still in the status it was read in, so two concurrent moves
-   * from one state serialise; a move to CANCELLED records `order-cancelled` in the same transaction.
+   * from one state serialise; every move records `order-status-changed`, and a move to CANCELLED
+   * `order-cancelled` too, in the same transaction.
    */
   private async moveTo(manager: EntityManager, current: Order, status: OrderStatus, trackingNumber: string | null = null): Promise<Order> {
     // Every order was paid, so a cancel always has a refund to wait for.
     const refund = status === 'CANCELLED' ? { refundStatus: 'PENDING' as const } : {};
     const result = await manager.update(Order, { id: current.id, status: current.status }, { status, ...refund, updatedAt: new Date() });
     if (result.affected !== 1) throw conflict(`Order ${current.id} changed meanwhile; read it again`, 'INVALID_ORDER_TRANSITION');
+    const items = toResponse(current, await manager.find(OrderItem, { where: { orderId: current.id } })).items;
+    await publishOrderStatusChanged(manager, current, items, status);
     if (status === 'CANCELLED') {
-      const items = await manager.find(OrderItem, { where: { orderId: current.id } });
-      await publishOrderCancelled(manager, current, toResponse(current, items).items);
+      await publishOrderCancelled(manager, current, items);
       this.logger.info({ orderId: current.id, paymentId: current.paymentId }, 'order cancelled');
     }
     if (status === 'SHIPPED') await this.mail?.shipped(manager, current, trackingNumber);

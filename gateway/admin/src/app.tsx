@@ -11,6 +11,7 @@ import { OrdersPage } from './pages/orders';
 import { SignInPage } from './pages/sign-in';
 import { UserDetailPage } from './pages/user-detail';
 import { UsersPage } from './pages/users';
+import { WebhooksPage } from './pages/webhooks';
 import { href, Link, useLocation, type Location } from './router';
 
 const UUID = '[0-9a-fA-F-]{36}';
@@ -25,6 +26,7 @@ function Page({ location, session }: { location: Location; session: Session }) {
   if (path === '/books') return <BooksPage key={location.query.toString()} location={location} />;
   if (path === '/authors' || path === '/categories' || path === '/publishers') return <ReferencePage key={path} kind={path.slice(1) as 'authors' | 'categories' | 'publishers'} />;
   if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1]} />;
+  if (path === '/webhooks') return <WebhooksPage location={location} />;
   if (path === '/mail') return <MailPage />;
   return (
     <>
@@ -44,6 +46,7 @@ const SECTIONS = [
   { path: '/authors', label: 'Authors', matches: (p: string) => p.startsWith('/authors') },
   { path: '/categories', label: 'Categories', matches: (p: string) => p.startsWith('/categories') },
   { path: '/publishers', label: 'Publishers', matches: (p: string) => p.startsWith('/publishers') },
+  { path: '/webhooks', label: 'Webhooks', matches: (p: string) => p.startsWith('/webhooks') },
   { path: '/mail', label: 'Mail', matches: (p: string) => p.startsWith('/mail') },
 ];
 

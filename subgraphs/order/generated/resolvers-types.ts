@@ -3,6 +3,7 @@
 
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { OrderResponse, OrderItemResponse } from '../service';
+import type { DeliveryResponse } from '../webhooks/service';
 import type { SubgraphContext } from '../../../platform/subgraph';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -33,6 +34,12 @@ export type Book = {
   readonly id: Scalars['ID']['output'];
 };
 
+export type CreateWebhookEndpointInput = {
+  readonly description?: InputMaybe<Scalars['String']['input']>;
+  readonly events: ReadonlyArray<Scalars['String']['input']>;
+  readonly url: Scalars['String']['input'];
+};
+
 export type Mutation = {
   readonly __typename?: 'Mutation';
   /**
@@ -40,8 +47,20 @@ export type Mutation = {
    * not exist) and has its payment refunded in full. The same rule as `POST /api/orders/{id}/cancel`.
    */
   readonly cancelOrder: Order;
+  /** ADMIN: registers a webhook endpoint; the answer's secret is shown this once. */
+  readonly createWebhookEndpoint: WebhookEndpointSecret;
+  /** ADMIN: deletes an endpoint, its deliveries and their log. */
+  readonly deleteWebhookEndpoint: Scalars['Boolean']['output'];
+  /** ADMIN: one more attempt at a delivery, now. */
+  readonly resendWebhookDelivery: WebhookDelivery;
+  /** ADMIN: a new secret; the old one keeps signing beside it for `overlapSeconds` (default 86400). */
+  readonly rotateWebhookSecret: WebhookEndpointSecret;
+  /** ADMIN: sends a `webhook.test` ping now and answers its delivery. */
+  readonly sendWebhookTest: WebhookDelivery;
   /** ADMIN: CONFIRMED → PROCESSING → SHIPPED → DELIVERED, or CANCELLED before SHIPPED. */
   readonly updateOrderStatus: Order;
+  /** ADMIN: changes the fields given; `enabled: true` also clears a disabled endpoint's reason. */
+  readonly updateWebhookEndpoint: WebhookEndpoint;
 };
 
 
@@ -50,9 +69,41 @@ export type MutationCancelOrderArgs = {
 };
 
 
+export type MutationCreateWebhookEndpointArgs = {
+  input: CreateWebhookEndpointInput;
+};
+
+
+export type MutationDeleteWebhookEndpointArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationResendWebhookDeliveryArgs = {
+  deliveryId: Scalars['ID']['input'];
+};
+
+
+export type MutationRotateWebhookSecretArgs = {
+  id: Scalars['ID']['input'];
+  overlapSeconds?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type MutationSendWebhookTestArgs = {
+  endpointId: Scalars['ID']['input'];
+};
+
+
 export type MutationUpdateOrderStatusArgs = {
   orderId: Scalars['ID']['input'];
   status: OrderStatus;
+};
+
+
+export type MutationUpdateWebhookEndpointArgs = {
+  id: Scalars['ID']['input'];
+  input: UpdateWebhookEndpointInput;
 };
 
 export type Order = {
@@ -117,6 +168,14 @@ export type Query = {
   readonly order: Maybe<Order>;
   /** Every order, newest first, optionally of one status (ADMIN). `limit` 1..200. */
   readonly orders: ReadonlyArray<Order>;
+  /** ADMIN: an endpoint's delivery log, newest first. `limit` 1..200. */
+  readonly webhookDeliveries: ReadonlyArray<WebhookDelivery>;
+  /** ADMIN: one webhook endpoint. */
+  readonly webhookEndpoint: Maybe<WebhookEndpoint>;
+  /** ADMIN: every webhook endpoint, oldest first. */
+  readonly webhookEndpoints: ReadonlyArray<WebhookEndpoint>;
+  /** ADMIN: what an endpoint may subscribe to: each event type, a `<prefix>.*` wildcard of each prefix, and `*`. */
+  readonly webhookSubscriptions: ReadonlyArray<Scalars['String']['output']>;
 };
 
 
@@ -131,11 +190,96 @@ export type QueryOrdersArgs = {
   status?: InputMaybe<OrderStatus>;
 };
 
+
+export type QueryWebhookDeliveriesArgs = {
+  endpointId: Scalars['ID']['input'];
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<WebhookDeliveryStatus>;
+};
+
+
+export type QueryWebhookEndpointArgs = {
+  id: Scalars['ID']['input'];
+};
+
+export type UpdateWebhookEndpointInput = {
+  readonly description?: InputMaybe<Scalars['String']['input']>;
+  readonly enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  readonly events?: InputMaybe<ReadonlyArray<Scalars['String']['input']>>;
+  readonly url?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type User = {
   readonly __typename?: 'User';
   /** The user's orders, newest first: the user themself or an ADMIN. */
   readonly orders: ReadonlyArray<Order>;
   readonly userId: Scalars['ID']['output'];
+};
+
+export type WebhookAttempt = {
+  readonly __typename?: 'WebhookAttempt';
+  readonly attemptedAt: Scalars['String']['output'];
+  readonly durationMs: Scalars['Int']['output'];
+  readonly error: Maybe<Scalars['String']['output']>;
+  readonly number: Scalars['Int']['output'];
+  readonly responseExcerpt: Maybe<Scalars['String']['output']>;
+  /** The receiver's HTTP status; null when it gave none. */
+  readonly statusCode: Maybe<Scalars['Int']['output']>;
+};
+
+/** One event sent to one endpoint, and its attempts. */
+export type WebhookDelivery = {
+  readonly __typename?: 'WebhookDelivery';
+  readonly attemptLog: ReadonlyArray<WebhookAttempt>;
+  readonly attempts: Scalars['Int']['output'];
+  readonly createdAt: Scalars['String']['output'];
+  readonly endpointId: Scalars['ID']['output'];
+  readonly eventId: Scalars['ID']['output'];
+  readonly id: Scalars['ID']['output'];
+  readonly lastError: Maybe<Scalars['String']['output']>;
+  readonly lastStatusCode: Maybe<Scalars['Int']['output']>;
+  readonly nextAttemptAt: Maybe<Scalars['String']['output']>;
+  /** The JSON body sent, as text. */
+  readonly payload: Scalars['String']['output'];
+  /** The first 1 KB of the receiver's last answer. */
+  readonly responseExcerpt: Maybe<Scalars['String']['output']>;
+  readonly status: WebhookDeliveryStatus;
+  /** The event type, or `webhook.test` for a test ping. */
+  readonly type: Scalars['String']['output'];
+  readonly updatedAt: Scalars['String']['output'];
+};
+
+export type WebhookDeliveryStatus =
+  | 'FAILED'
+  | 'PENDING'
+  | 'SUCCEEDED';
+
+/** A receiver of signed event deliveries (CONTRACT §11). Its secret is shown only when made or rotated. */
+export type WebhookEndpoint = {
+  readonly __typename?: 'WebhookEndpoint';
+  readonly createdAt: Scalars['String']['output'];
+  readonly description: Maybe<Scalars['String']['output']>;
+  readonly disabledAt: Maybe<Scalars['String']['output']>;
+  /** Why the endpoint was disabled (its deliveries all failed for the configured window), until it is enabled again. */
+  readonly disabledReason: Maybe<Scalars['String']['output']>;
+  readonly enabled: Scalars['Boolean']['output'];
+  /** Event types (`order.created`, …), `<prefix>.*` wildcards or `*`. */
+  readonly events: ReadonlyArray<Scalars['String']['output']>;
+  /** The first failed attempt since the last success; null while the endpoint answers. */
+  readonly failingSince: Maybe<Scalars['String']['output']>;
+  readonly id: Scalars['ID']['output'];
+  /** Until when the secret before the last rotation still signs beside the new one. */
+  readonly previousSecretExpiresAt: Maybe<Scalars['String']['output']>;
+  readonly updatedAt: Scalars['String']['output'];
+  readonly url: Scalars['String']['output'];
+};
+
+/** An endpoint with its signing secret: the answer of a creation or a rotation, the only times it is shown. */
+export type WebhookEndpointSecret = {
+  readonly __typename?: 'WebhookEndpointSecret';
+  readonly endpoint: WebhookEndpoint;
+  readonly secret: Scalars['String']['output'];
 };
 
 
@@ -238,34 +382,47 @@ export type FederationReferenceTypes = {
 export type ResolversTypes = {
   Book: ResolverTypeWrapper<Book>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  CreateWebhookEndpointInput: CreateWebhookEndpointInput;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Money: ResolverTypeWrapper<Scalars['Money']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Order: ResolverTypeWrapper<OrderResponse>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
-  OrderItem: ResolverTypeWrapper<OrderItemResponse>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Order: ResolverTypeWrapper<OrderResponse>;
+  OrderItem: ResolverTypeWrapper<OrderItemResponse>;
   OrderRefundStatus: OrderRefundStatus;
   OrderStatus: OrderStatus;
   Payment: ResolverTypeWrapper<Payment>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  UpdateWebhookEndpointInput: UpdateWebhookEndpointInput;
   User: ResolverTypeWrapper<Pick<User, 'userId'>>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  WebhookAttempt: ResolverTypeWrapper<WebhookAttempt>;
+  WebhookDelivery: ResolverTypeWrapper<DeliveryResponse>;
+  WebhookDeliveryStatus: WebhookDeliveryStatus;
+  WebhookEndpoint: ResolverTypeWrapper<WebhookEndpoint>;
+  WebhookEndpointSecret: ResolverTypeWrapper<WebhookEndpointSecret>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   Book: Book;
   ID: Scalars['ID']['output'];
+  CreateWebhookEndpointInput: CreateWebhookEndpointInput;
+  String: Scalars['String']['output'];
   Money: Scalars['Money']['output'];
   Mutation: Record<PropertyKey, never>;
-  Order: OrderResponse;
-  String: Scalars['String']['output'];
-  OrderItem: OrderItemResponse;
+  Boolean: Scalars['Boolean']['output'];
   Int: Scalars['Int']['output'];
+  Order: OrderResponse;
+  OrderItem: OrderItemResponse;
   Payment: Payment;
   Query: Record<PropertyKey, never>;
+  UpdateWebhookEndpointInput: UpdateWebhookEndpointInput;
   User: Pick<User, 'userId'>;
-  Boolean: Scalars['Boolean']['output'];
+  WebhookAttempt: WebhookAttempt;
+  WebhookDelivery: DeliveryResponse;
+  WebhookEndpoint: WebhookEndpoint;
+  WebhookEndpointSecret: WebhookEndpointSecret;
 };
 
 export type BookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Book'] = ResolversParentTypes['Book']> = {
@@ -278,7 +435,13 @@ export interface MoneyScalarConfig extends GraphQLScalarTypeConfig<ResolversType
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   cancelOrder?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationCancelOrderArgs, 'orderId'>>;
+  createWebhookEndpoint?: Resolver<ResolversTypes['WebhookEndpointSecret'], ParentType, ContextType, RequireFields<MutationCreateWebhookEndpointArgs, 'input'>>;
+  deleteWebhookEndpoint?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteWebhookEndpointArgs, 'id'>>;
+  resendWebhookDelivery?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType, RequireFields<MutationResendWebhookDeliveryArgs, 'deliveryId'>>;
+  rotateWebhookSecret?: Resolver<ResolversTypes['WebhookEndpointSecret'], ParentType, ContextType, RequireFields<MutationRotateWebhookSecretArgs, 'id'>>;
+  sendWebhookTest?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType, RequireFields<MutationSendWebhookTestArgs, 'endpointId'>>;
   updateOrderStatus?: Resolver<ResolversTypes['Order'], ParentType, ContextType, RequireFields<MutationUpdateOrderStatusArgs, 'orderId' | 'status'>>;
+  updateWebhookEndpoint?: Resolver<ResolversTypes['WebhookEndpoint'], ParentType, ContextType, RequireFields<MutationUpdateWebhookEndpointArgs, 'id' | 'input'>>;
 };
 
 export type OrderResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order'], FederationReferenceType extends FederationReferenceTypes['Order'] = FederationReferenceTypes['Order']> = {
@@ -313,12 +476,61 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   myOrders?: Resolver<ReadonlyArray<ResolversTypes['Order']>, ParentType, ContextType>;
   order?: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType, RequireFields<QueryOrderArgs, 'orderId'>>;
   orders?: Resolver<ReadonlyArray<ResolversTypes['Order']>, ParentType, ContextType, RequireFields<QueryOrdersArgs, 'limit' | 'offset'>>;
+  webhookDeliveries?: Resolver<ReadonlyArray<ResolversTypes['WebhookDelivery']>, ParentType, ContextType, RequireFields<QueryWebhookDeliveriesArgs, 'endpointId' | 'limit' | 'offset'>>;
+  webhookEndpoint?: Resolver<Maybe<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType, RequireFields<QueryWebhookEndpointArgs, 'id'>>;
+  webhookEndpoints?: Resolver<ReadonlyArray<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType>;
+  webhookSubscriptions?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type UserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   orders?: Resolver<ReadonlyArray<ResolversTypes['Order']>, ParentType, ContextType>;
   userId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+};
+
+export type WebhookAttemptResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['WebhookAttempt'] = ResolversParentTypes['WebhookAttempt']> = {
+  attemptedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  number?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  responseExcerpt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  statusCode?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+};
+
+export type WebhookDeliveryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['WebhookDelivery'] = ResolversParentTypes['WebhookDelivery']> = {
+  attemptLog?: Resolver<ReadonlyArray<ResolversTypes['WebhookAttempt']>, ParentType, ContextType>;
+  attempts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  endpointId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  eventId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  lastError?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastStatusCode?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  nextAttemptAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  payload?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  responseExcerpt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['WebhookDeliveryStatus'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type WebhookEndpointResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['WebhookEndpoint'] = ResolversParentTypes['WebhookEndpoint']> = {
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  disabledAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  disabledReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  events?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
+  failingSince?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  previousSecretExpiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type WebhookEndpointSecretResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['WebhookEndpointSecret'] = ResolversParentTypes['WebhookEndpointSecret']> = {
+  endpoint?: Resolver<ResolversTypes['WebhookEndpoint'], ParentType, ContextType>;
+  secret?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = SubgraphContext> = {
@@ -330,5 +542,9 @@ export type Resolvers<ContextType = SubgraphContext> = {
   Payment?: PaymentResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
+  WebhookAttempt?: WebhookAttemptResolvers<ContextType>;
+  WebhookDelivery?: WebhookDeliveryResolvers<ContextType>;
+  WebhookEndpoint?: WebhookEndpointResolvers<ContextType>;
+  WebhookEndpointSecret?: WebhookEndpointSecretResolvers<ContextType>;
 };
 

@@ -7,18 +7,25 @@
  */
 import {
   BookDocument,
+  CreateWebhookEndpointDocument,
   DashboardDocument,
   DeleteUserDocument,
   EndUserSessionsDocument,
   LocalMailboxDocument,
   OrdersDocument,
   ReportsDocument,
+  ResendWebhookDeliveryDocument,
+  RotateWebhookSecretDocument,
   SearchBooksDocument,
   SearchUsersDocument,
+  SendWebhookTestDocument,
+  SetWebhookEndpointEnabledDocument,
   UpdateOrderStatusDocument,
   UpdateUserDocument,
   UserDocument,
   UsersDocument,
+  WebhookDeliveriesDocument,
+  WebhookEndpointsDocument,
   type OrdersQuery,
   type OrderStatus,
   type UserInput,
@@ -27,6 +34,7 @@ import {
 import { graphql } from './graphql';
 
 export type { OrderStatus } from './generated/operations';
+export type { WebhookDeliveryRowFragment as WebhookDeliveryRow, WebhookEndpointRowFragment as WebhookEndpointRow } from './generated/operations';
 export type { DashboardQuery as DashboardData, ReportsQuery as ReportsData, UserQuery as UserData, UserProfileFragment as UserProfile } from './generated/operations';
 
 /** Every status, in the order an order moves through them; a status the schema adds is a compile error here. */
@@ -57,4 +65,13 @@ export const api = {
   orders: (status: OrderStatus | undefined, limit: number, offset: number) => graphql(OrdersDocument, { status: status ?? null, limit, offset }).then((data) => data.orders),
   updateOrderStatus: (orderId: string, status: OrderStatus) => graphql(UpdateOrderStatusDocument, { orderId, status }).then((data) => data.updateOrderStatus),
   localMailbox: (limit: number) => graphql(LocalMailboxDocument, { limit }).then((data) => data.localMailbox),
+  webhookEndpoints: () => graphql(WebhookEndpointsDocument),
+  webhookDeliveries: (endpointId: string, limit: number, offset: number) =>
+    graphql(WebhookDeliveriesDocument, { endpointId, limit, offset }).then((data) => data.webhookDeliveries),
+  createWebhookEndpoint: (url: string, events: string[], description: string | null) =>
+    graphql(CreateWebhookEndpointDocument, { input: { url, events, description } }).then((data) => data.createWebhookEndpoint),
+  setWebhookEndpointEnabled: (id: string, enabled: boolean) => graphql(SetWebhookEndpointEnabledDocument, { id, enabled }).then((data) => data.updateWebhookEndpoint),
+  rotateWebhookSecret: (id: string) => graphql(RotateWebhookSecretDocument, { id }).then((data) => data.rotateWebhookSecret),
+  sendWebhookTest: (endpointId: string) => graphql(SendWebhookTestDocument, { endpointId }).then((data) => data.sendWebhookTest),
+  resendWebhookDelivery: (deliveryId: string) => graphql(ResendWebhookDeliveryDocument, { deliveryId }).then((data) => data.resendWebhookDelivery),
 };

@@ -24,6 +24,12 @@ export type Scalars = {
   Money: { input: string; output: string; }
 };
 
+export type CreateWebhookEndpointInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  events: Array<Scalars['String']['input']>;
+  url: Scalars['String']['input'];
+};
+
 export type OrderRefundStatus =
   | 'FAILED'
   | 'PENDING'
@@ -48,6 +54,13 @@ export type RefundStatus =
   | 'PENDING'
   | 'SUCCEEDED';
 
+export type UpdateWebhookEndpointInput = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  events?: InputMaybe<Array<Scalars['String']['input']>>;
+  url?: InputMaybe<Scalars['String']['input']>;
+};
+
 /**
  * The editable profile fields, with the same rules as PUT /api/user/update/{id}. `email` may be sent
  * but must equal the current one.
@@ -61,12 +74,24 @@ export type UserInput = {
   phoneNumber: Scalars['String']['input'];
 };
 
+export type WebhookDeliveryStatus =
+  | 'FAILED'
+  | 'PENDING'
+  | 'SUCCEEDED';
+
 export type BookQueryVariables = Exact<{
   id: Scalars['ID']['input'];
 }>;
 
 
 export type BookQuery = { book: { id: string, title: string, coverImageUrl: string | null, isbn: string, price: string, stock: number | null, language: string, publishedDate: string | null, description: string | null, authors: Array<{ id: string, firstName: string, lastName: string | null }>, category: { name: string } | null, publisher: { name: string } | null, sales: { quantitySold: number, revenue: string } } | null };
+
+export type CreateWebhookEndpointMutationVariables = Exact<{
+  input: CreateWebhookEndpointInput;
+}>;
+
+
+export type CreateWebhookEndpointMutation = { createWebhookEndpoint: { secret: string, endpoint: { id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string } } };
 
 export type DashboardQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -90,6 +115,10 @@ export type EndUserSessionsMutation = { endUserSessions: number };
 export type UserRowFragment = { userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string };
 
 export type UserProfileFragment = { dateOfBirth: string, address: string, updatedAt: string, userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string };
+
+export type WebhookEndpointRowFragment = { id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string };
+
+export type WebhookDeliveryRowFragment = { id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string };
 
 export type LocalMailboxQueryVariables = Exact<{
   limit?: InputMaybe<Scalars['Int']['input']>;
@@ -115,6 +144,20 @@ export type ReportsQueryVariables = Exact<{
 
 export type ReportsQuery = { revenueReport: { totalRevenue: string, daily: Array<{ date: string, revenue: string, paidOrders: number }>, monthly: Array<{ month: string, revenue: string, paidOrders: number, ordersCreated: number }> }, orderReport: { totalOrders: number, paidOrders: number, daily: Array<{ date: string, ordersCreated: number, paidOrders: number }> } };
 
+export type ResendWebhookDeliveryMutationVariables = Exact<{
+  deliveryId: Scalars['ID']['input'];
+}>;
+
+
+export type ResendWebhookDeliveryMutation = { resendWebhookDelivery: { id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string } };
+
+export type RotateWebhookSecretMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type RotateWebhookSecretMutation = { rotateWebhookSecret: { secret: string, endpoint: { id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string } } };
+
 export type SearchBooksQueryVariables = Exact<{
   q: Scalars['String']['input'];
   limit: Scalars['Int']['input'];
@@ -130,6 +173,21 @@ export type SearchUsersQueryVariables = Exact<{
 
 
 export type SearchUsersQuery = { searchUsers: Array<{ userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string }> };
+
+export type SendWebhookTestMutationVariables = Exact<{
+  endpointId: Scalars['ID']['input'];
+}>;
+
+
+export type SendWebhookTestMutation = { sendWebhookTest: { id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string } };
+
+export type SetWebhookEndpointEnabledMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+  enabled: Scalars['Boolean']['input'];
+}>;
+
+
+export type SetWebhookEndpointEnabledMutation = { updateWebhookEndpoint: { id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string } };
 
 export type UpdateOrderStatusMutationVariables = Exact<{
   orderId: Scalars['ID']['input'];
@@ -158,6 +216,20 @@ export type UsersQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type UsersQuery = { users: Array<{ userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string }> };
+
+export type WebhookDeliveriesQueryVariables = Exact<{
+  endpointId: Scalars['ID']['input'];
+  limit: Scalars['Int']['input'];
+  offset: Scalars['Int']['input'];
+}>;
+
+
+export type WebhookDeliveriesQuery = { webhookDeliveries: Array<{ id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string }> };
+
+export type WebhookEndpointsQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WebhookEndpointsQuery = { webhookSubscriptions: Array<string>, webhookEndpoints: Array<{ id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string }> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -202,6 +274,34 @@ export const UserProfileFragmentDoc = new TypedDocumentString(`
   phoneNumber
   createdAt
 }`, {"fragmentName":"UserProfile"}) as unknown as TypedDocumentString<UserProfileFragment, unknown>;
+export const WebhookEndpointRowFragmentDoc = new TypedDocumentString(`
+    fragment WebhookEndpointRow on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  enabled
+  disabledAt
+  disabledReason
+  failingSince
+  createdAt
+}
+    `, {"fragmentName":"WebhookEndpointRow"}) as unknown as TypedDocumentString<WebhookEndpointRowFragment, unknown>;
+export const WebhookDeliveryRowFragmentDoc = new TypedDocumentString(`
+    fragment WebhookDeliveryRow on WebhookDelivery {
+  id
+  eventId
+  type
+  status
+  attempts
+  nextAttemptAt
+  lastStatusCode
+  lastError
+  responseExcerpt
+  createdAt
+  updatedAt
+}
+    `, {"fragmentName":"WebhookDeliveryRow"}) as unknown as TypedDocumentString<WebhookDeliveryRowFragment, unknown>;
 export const BookDocument = new TypedDocumentString(`
     query Book($id: ID!) {
   book(id: $id) {
@@ -232,6 +332,26 @@ export const BookDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<BookQuery, BookQueryVariables>;
+export const CreateWebhookEndpointDocument = new TypedDocumentString(`
+    mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
+  createWebhookEndpoint(input: $input) {
+    secret
+    endpoint {
+      ...WebhookEndpointRow
+    }
+  }
+}
+    fragment WebhookEndpointRow on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  enabled
+  disabledAt
+  disabledReason
+  failingSince
+  createdAt
+}`) as unknown as TypedDocumentString<CreateWebhookEndpointMutation, CreateWebhookEndpointMutationVariables>;
 export const DashboardDocument = new TypedDocumentString(`
     query Dashboard {
   dashboard {
@@ -341,6 +461,45 @@ export const ReportsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<ReportsQuery, ReportsQueryVariables>;
+export const ResendWebhookDeliveryDocument = new TypedDocumentString(`
+    mutation ResendWebhookDelivery($deliveryId: ID!) {
+  resendWebhookDelivery(deliveryId: $deliveryId) {
+    ...WebhookDeliveryRow
+  }
+}
+    fragment WebhookDeliveryRow on WebhookDelivery {
+  id
+  eventId
+  type
+  status
+  attempts
+  nextAttemptAt
+  lastStatusCode
+  lastError
+  responseExcerpt
+  createdAt
+  updatedAt
+}`) as unknown as TypedDocumentString<ResendWebhookDeliveryMutation, ResendWebhookDeliveryMutationVariables>;
+export const RotateWebhookSecretDocument = new TypedDocumentString(`
+    mutation RotateWebhookSecret($id: ID!) {
+  rotateWebhookSecret(id: $id) {
+    secret
+    endpoint {
+      ...WebhookEndpointRow
+    }
+  }
+}
+    fragment WebhookEndpointRow on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  enabled
+  disabledAt
+  disabledReason
+  failingSince
+  createdAt
+}`) as unknown as TypedDocumentString<RotateWebhookSecretMutation, RotateWebhookSecretMutationVariables>;
 export const SearchBooksDocument = new TypedDocumentString(`
     query SearchBooks($q: String!, $limit: Int!, $offset: Int!) {
   searchBooks(q: $q, limit: $limit, offset: $offset) {
@@ -376,6 +535,42 @@ export const SearchUsersDocument = new TypedDocumentString(`
   phoneNumber
   createdAt
 }`) as unknown as TypedDocumentString<SearchUsersQuery, SearchUsersQueryVariables>;
+export const SendWebhookTestDocument = new TypedDocumentString(`
+    mutation SendWebhookTest($endpointId: ID!) {
+  sendWebhookTest(endpointId: $endpointId) {
+    ...WebhookDeliveryRow
+  }
+}
+    fragment WebhookDeliveryRow on WebhookDelivery {
+  id
+  eventId
+  type
+  status
+  attempts
+  nextAttemptAt
+  lastStatusCode
+  lastError
+  responseExcerpt
+  createdAt
+  updatedAt
+}`) as unknown as TypedDocumentString<SendWebhookTestMutation, SendWebhookTestMutationVariables>;
+export const SetWebhookEndpointEnabledDocument = new TypedDocumentString(`
+    mutation SetWebhookEndpointEnabled($id: ID!, $enabled: Boolean!) {
+  updateWebhookEndpoint(id: $id, input: {enabled: $enabled}) {
+    ...WebhookEndpointRow
+  }
+}
+    fragment WebhookEndpointRow on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  enabled
+  disabledAt
+  disabledReason
+  failingSince
+  createdAt
+}`) as unknown as TypedDocumentString<SetWebhookEndpointEnabledMutation, SetWebhookEndpointEnabledMutationVariables>;
 export const UpdateOrderStatusDocument = new TypedDocumentString(`
     mutation UpdateOrderStatus($orderId: ID!, $status: OrderStatus!) {
   updateOrderStatus(orderId: $orderId, status: $status) {
@@ -474,3 +669,40 @@ export const UsersDocument = new TypedDocumentString(`
   phoneNumber
   createdAt
 }`) as unknown as TypedDocumentString<UsersQuery, UsersQueryVariables>;
+export const WebhookDeliveriesDocument = new TypedDocumentString(`
+    query WebhookDeliveries($endpointId: ID!, $limit: Int!, $offset: Int!) {
+  webhookDeliveries(endpointId: $endpointId, limit: $limit, offset: $offset) {
+    ...WebhookDeliveryRow
+  }
+}
+    fragment WebhookDeliveryRow on WebhookDelivery {
+  id
+  eventId
+  type
+  status
+  attempts
+  nextAttemptAt
+  lastStatusCode
+  lastError
+  responseExcerpt
+  createdAt
+  updatedAt
+}`) as unknown as TypedDocumentString<WebhookDeliveriesQuery, WebhookDeliveriesQueryVariables>;
+export const WebhookEndpointsDocument = new TypedDocumentString(`
+    query WebhookEndpoints {
+  webhookEndpoints {
+    ...WebhookEndpointRow
+  }
+  webhookSubscriptions
+}
+    fragment WebhookEndpointRow on WebhookEndpoint {
+  id
+  url
+  events
+  description
+  enabled
+  disabledAt
+  disabledReason
+  failingSince
+  createdAt
+}`) as unknown as TypedDocumentString<WebhookEndpointsQuery, WebhookEndpointsQueryVariables>;
