@@ -41,11 +41,7 @@ export function createOrderService(deps: ServiceDeps) {
         routes: orderRoutes(orders, verifier),
         moreRoutes: { [WEBHOOKS_PATH]: webhooks.routes },
         subgraph: { resolvers: orderResolvers(orders, webhooks.webhooks), loaders: orderLoaders(orders) },
-        consumers: () => {
-          const own = orderConsumers(events, orders);
-          // After the others: it reads some of their topics, and two first subscriptions to a new topic at once can race its creation.
-          return [...own, Promise.all(own).then(webhooks.consumer)];
-        },
+        consumers: () => [...orderConsumers(events, orders), webhooks.consumer()],
         afterStart: () => {
           mailer.sender.start();
           webhooks.start();

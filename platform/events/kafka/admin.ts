@@ -44,6 +44,8 @@ export interface KafkaAdminOptions {
 export class KafkaAdmin {
   private readonly admin: Reconnecting<Admin>;
   private readonly ensuredTopics = new Set<string>();
+  /** Topics being created by a call of ensureTopics, with its creation. */
+  private readonly creating = new Map<string, Promise<void>>();
 
   constructor(
     kafka: Kafka,
@@ -87,10 +89,30 @@ export class KafkaAdmin {
     });
   }
 
-  /** Creates missing topics with our partition count; `force` checks topics created before again. */
+  /**
+   * Creates missing topics with our partition count; `force` checks topics created before again. A
+   * topic another caller of this bus is creating is waited for, not created again: the broker would
+   * answer "already exists" at once, before the topic's partitions are served, and a consumer
+   * joining then would be refused them.
+   */
   async ensureTopics(topics: string[], force = false): Promise<void> {
-    const missing = topics.filter((topic) => force || !this.ensuredTopics.has(topic));
-    if (missing.length === 0 || this.options.closed()) return;
+    const wanted = topics.filter((topic) => force || !this.ensuredTopics.has(topic));
+    if (wanted.length === 0 || this.options.closed()) return;
+    const waits = new Set(wanted.flatMap((topic) => this.creating.get(topic) ?? []));
+    const mine = wanted.filter((topic) => !this.creating.has(topic));
+    if (mine.length > 0) {
+      const creation = this.create(mine);
+      for (const topic of mine) this.creating.set(topic, creation);
+      const done = () => {
+        for (const topic of mine) if (this.creating.get(topic) === creation) this.creating.delete(topic);
+      };
+      creation.then(done, done);
+      waits.add(creation);
+    }
+    await Promise.all(waits);
+  }
+
+  private async create(missing: string[]): Promise<void> {
     // Topics created a moment ago (by this process or a neighbour) may not be served yet: kafkajs's
     // wait for their leaders gives up on `This server does not host this topic-partition`, which
     // only means "not yet". Such errors are waited out here, within the same bound.
