@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, type Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { testLogger } from '../../../test/event-fixtures';
 import { describeIf } from '../../../test/skip';
 import { runConfig } from '../../../test/stack';
@@ -8,7 +8,7 @@ import { KafkaAdmin } from './admin';
 
 describeIf(runConfig.kafkaBrokers !== undefined, 'creating topics', 'set KAFKA_BROKERS to run', () => {
   it('has a caller wait for a topic another caller is creating, instead of taking "already exists" for ready', async () => {
-    const kafka = new Kafka({ brokers: runConfig.kafkaBrokers ?? [], clientId: 'admin-test', logLevel: 0 });
+    const kafka = new Kafka({ brokers: runConfig.kafkaBrokers ?? [], clientId: 'admin-test', logLevel: logLevel.NOTHING });
     const calls: string[][] = [];
     const order: string[] = [];
     let release: () => void = () => undefined;
