@@ -85,7 +85,7 @@ export class KafkaBus implements EventBus {
       { concurrency: this.numPartitions, stallTimeoutMs: this.options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS },
       (force) => this.admin.ensureTopics(options.topics, force),
       (topic) => this.partitionLag(options.groupId, topic),
-      async () => (await this.groupMembers(options.groupId)).members,
+      () => this.groupMembers(options.groupId),
     );
     // Known before it has joined, so that close() stops one still joining too (a start that failed
     // elsewhere and closes the bus must not leave a consumer behind).

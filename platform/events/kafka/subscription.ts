@@ -64,8 +64,9 @@ export class KafkaSubscription {
   /** Per assigned partition with readable messages: where it stood when last seen moving. */
   private readonly progress = new Map<string, { position: number; since: number }>();
   private checkingProgress = false;
-  /** The id the group gave the current consumer at its last join. */
+  /** The id the group gave the current consumer at its last join, and when. */
   private memberId: string | undefined;
+  private joinedAt = 0;
   /** Per partition of the group's topics not assigned to this consumer: where the group's commit stood when last seen moving. */
   private readonly groupProgress = new Map<string, { committed: number; since: number }>();
   /** Whether the last read of the group's offsets failed, so a run of failures is told once. */
@@ -78,7 +79,7 @@ export class KafkaSubscription {
     private readonly limits: { concurrency: number; stallTimeoutMs: number },
     private readonly ensureTopics: (force: boolean) => Promise<void>,
     private readonly lag: (topic: string) => Promise<PartitionLag[]>,
-    private readonly holders: () => Promise<GroupMember[]>,
+    private readonly holders: () => Promise<{ state: string; members: GroupMember[] }>,
   ) {}
 
   /** Resolves once the consumer has joined its group and received its partitions. */
@@ -119,6 +120,8 @@ export class KafkaSubscription {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       if (consumer !== this.consumer) return;
       this.memberId = payload.memberId;
+      this.joinedAt = Date.now();
+      this.groupProgress.clear();
       this.assigned = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) => partitions.map((partition) => `${topic}/${partition}`)));
       // A partition the group gives back to this consumer keeps its watch: a group that rebalances
       // more often than the stall timeout must not hide a partition this consumer never reads.
@@ -242,7 +245,8 @@ export class KafkaSubscription {
    * messages whose commit has not moved for twice as long is looked up in the broker's description
    * of the group. Held by no member (an assignment that left it out) or by this very member (one
    * this consumer does not know it holds), only a new assignment brings it back, so this consumer is
-   * replaced, which makes the group rebalance. One held by another member is that member's to watch.
+   * replaced, which makes the group rebalance. One held by another member is that member's to watch,
+   * and a group that is rebalancing, or has been for less than that long, is left to settle.
    */
   private async checkProgress(consumer: Consumer): Promise<void> {
     const stuck: string[] = [];
@@ -268,13 +272,17 @@ export class KafkaSubscription {
         else if (now - seen.since >= this.limits.stallTimeoutMs) stuck.push(`${key}@${position}<${readableEnd}`);
       }
     }
-    if (stuck.length === 0 && unowned.length > 0) stuck.push(...(await this.heldByNobodyElse(unowned)));
+    // Only a group that has stayed as it is can be told to hold a partition: while members come and
+    // go, partitions are unheld between assignments.
+    const settled = Date.now() - this.joinedAt >= 2 * this.limits.stallTimeoutMs;
+    if (stuck.length === 0 && unowned.length > 0 && settled) stuck.push(...(await this.heldByNobodyElse(unowned)));
     if (stuck.length > 0 && consumer === this.consumer && !this.replacing && !this.stopping) this.replace(consumer, { notMovingOn: stuck });
   }
 
   /** Of `partitions` (`topic/partition@committed<end`), those no member of the group holds, or this consumer's member does. */
   private async heldByNobodyElse(partitions: string[]): Promise<string[]> {
-    const members = await this.holders();
+    const { state, members } = await this.holders();
+    if (state !== 'Stable') return [];
     const holder = (key: string) =>
       members.find(({ assignment }) => {
         const slash = key.lastIndexOf('/');
