@@ -300,6 +300,47 @@ describeIf(runConfig.kafkaBrokers !== undefined, 'kafka bus', 'set KAFKA_BROKERS
     }
   });
 
+  it('leaves no member behind when it is stopped while its consumer is still joining the group', async () => {
+    // A service whose start is undone (platform/run.ts) stops consumers wherever they are, also in
+    // the middle of a join. The first join of this group is held until the stop has been asked for.
+    const { prototype } = require('kafkajs/src/consumer/consumerGroup') as { prototype: { joinAndSync(this: { groupId: string }): Promise<unknown> } };
+    const original = prototype.joinAndSync;
+    const groupId = `group-${randomUUID()}`;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = true;
+    prototype.joinAndSync = function (this: { groupId: string }) {
+      if (this.groupId !== groupId || !holding) return original.call(this);
+      holding = false;
+      return held.then(() => original.call(this));
+    };
+    const undone = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });
+    const next = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });
+    const t = `contract-${randomUUID()}`;
+    const byUndone: string[] = [];
+    const byNext: string[] = [];
+    try {
+      await next.publish(Array.from({ length: 30 }, (_, i) => ({ topic: t, key: `k${i}`, value: `m${i}` })));
+      const subscribing = undone.subscribe({ groupId, topics: [t], handle: async (m) => void byUndone.push(m.value) }).catch(() => undefined);
+      await waitFor(() => !holding, { what: 'the first join to be held', timeoutMs: 30_000, intervalMs: 20 });
+      const closing = undone.close();
+      // The join completes only after the stop was asked for (every step of close() up to the
+      // consumer's disconnect runs before this turn of the event loop ends).
+      setImmediate(release);
+      await Promise.all([closing, subscribing]);
+      const subscription = await next.subscribe({ groupId, topics: [t], handle: async (m) => void byNext.push(m.value) });
+      await waitFor(() => byNext.length, { what: 'all 30 messages to be handled by the next member', accept: (n) => n >= 30, timeoutMs: 60_000, intervalMs: 100 });
+      expect({ byUndone: byUndone.length, byNext: new Set(byNext).size }).toEqual({ byUndone: 0, byNext: 30 });
+      const { members } = await next.groupMembers(groupId);
+      expect(members).toHaveLength(1);
+      await subscription.stop();
+    } finally {
+      release();
+      prototype.joinAndSync = original;
+      await Promise.all([undone.close(), next.close()]);
+    }
+  });
+
   it('refuses a member of a group that would subscribe other topics than the group does', async () => {
     const bus = makeKafkaBus({ clientId: 'bus-contract' });
     try {

@@ -14,6 +14,8 @@ import { consumerStopIsPassing } from './errors';
 export const DEFAULT_STALL_TIMEOUT_MS = 60_000;
 /** How long a stalled consumer is given to leave its group before its replacement starts anyway. */
 const STALLED_DISCONNECT_TIMEOUT_MS = 5000;
+/** Past kafkajs's rebalance timeout (60 s): how long a disconnect waits for a join in progress to end. */
+const JOIN_SETTLE_TIMEOUT_MS = 90_000;
 
 function toConsumed(topic: string, partition: number, message: KafkaMessage): ConsumedMessage {
   const headers: Record<string, string> = {};
@@ -71,6 +73,10 @@ export class KafkaSubscription {
   private readonly groupProgress = new Map<string, { committed: number; since: number }>();
   /** Whether the last read of the group's offsets failed, so a run of failures is told once. */
   private lagUnreadable = false;
+  /** Consumers kafkajs is joining to the group (a first start, or its own restart after a crash), each with who waits for that join to end. */
+  private readonly joining = new Map<Consumer, (() => void)[]>();
+  /** Who waits for the subscription's current consumer, whichever it is, to join its group. */
+  private joinWaiters: (() => void)[] = [];
 
   constructor(
     private readonly kafka: Kafka,
@@ -118,7 +124,9 @@ export class KafkaSubscription {
       });
     }
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.joinEnded(consumer);
       if (consumer !== this.consumer) return;
+      for (const resolve of this.joinWaiters.splice(0)) resolve();
       this.memberId = payload.memberId;
       this.joinedAt = Date.now();
       this.groupProgress.clear();
@@ -134,24 +142,36 @@ export class KafkaSubscription {
       if (consumer === this.consumer && payload.batchSize === 0) this.positions.set(`${payload.topic}/${payload.partition}`, Number(payload.lastOffset) + 1);
     });
     this.watch();
-    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    // Whichever consumer joins: one that crashes on its first join is replaced by recover().
+    const joined = joinTimeoutMs > 0 ? new Promise<void>((resolve) => this.joinWaiters.push(resolve)) : undefined;
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) this.recover(consumer, payload.error);
+      // A crash ends a join; kafkajs restarts the consumer after a pause with a join of its own (a
+      // disconnect before then cancels it), or else recover() replaces it.
+      this.joinEnded(consumer);
+      if (payload.restart) this.joinStarted(consumer);
+      else this.recover(consumer, payload.error);
     });
     try {
       await consumer.connect();
       await consumer.subscribe({ topics: this.options.topics, fromBeginning: true });
-      await consumer.run({
-        partitionsConsumedConcurrently: this.options.partitionsConcurrently ?? this.limits.concurrency,
-        eachBatchAutoResolve: false,
-        autoCommitInterval: 1000,
-        eachBatch: (payload) => this.eachBatch(payload),
-      });
-      if (joinTimeoutMs > 0) await withTimeout(joined, joinTimeoutMs, `joining consumer group ${this.options.groupId}`);
+      this.joinStarted(consumer);
+      // Resolves once kafkajs's first join ended, joined or crashed (each of which its event tells).
+      await consumer
+        .run({
+          partitionsConsumedConcurrently: this.options.partitionsConcurrently ?? this.limits.concurrency,
+          eachBatchAutoResolve: false,
+          autoCommitInterval: 1000,
+          eachBatch: (payload) => this.eachBatch(payload),
+        })
+        .catch((error: unknown) => {
+          this.joinEnded(consumer);
+          throw error;
+        });
+      if (joined) await withTimeout(joined, joinTimeoutMs, `joining consumer group ${this.options.groupId}`);
       // stop() may have run while a recovery was starting this consumer.
-      if (this.stopping) await consumer.disconnect();
+      if (this.stopping) await this.disconnect(consumer);
     } catch (error) {
-      await consumer.disconnect().catch(() => undefined);
+      await this.disconnect(consumer).catch(() => undefined);
       throw error;
     }
   }
@@ -161,7 +181,39 @@ export class KafkaSubscription {
     clearInterval(this.watchdog);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    await this.consumer?.disconnect().catch((error: unknown) => this.logger.warn({ err: error }, 'kafka consumer did not disconnect cleanly'));
+    if (this.consumer) await this.disconnect(this.consumer).catch((error: unknown) => this.logger.warn({ err: error }, 'kafka consumer did not disconnect cleanly'));
+  }
+
+  /**
+   * Disconnects `consumer` once no join of kafkajs's is in progress for it. kafkajs's disconnect
+   * during a join finds its runner not yet running, so it stops nothing and forgets the runner; the
+   * join then completes and the runner fetches and heartbeats for good, a member that nothing can
+   * stop and that holds its partitions, handing their messages to a subscription that has let go
+   * of it. A join ends within the group's rebalance timeout; past a longer bound, the consumer is
+   * disconnected anyway.
+   */
+  private async disconnect(consumer: Consumer): Promise<void> {
+    const waiters = this.joining.get(consumer);
+    if (waiters) {
+      const ended = new Promise<void>((resolve) => waiters.push(resolve));
+      await withTimeout(ended, JOIN_SETTLE_TIMEOUT_MS, 'waiting for a kafka consumer to end its join').catch((error: unknown) =>
+        this.logger.warn({ err: error, groupId: this.options.groupId }, 'disconnecting a kafka consumer that is still joining its group'),
+      );
+    }
+    await consumer.disconnect();
+    // A restart kafkajs had planned after a crash is cancelled by the disconnect.
+    this.joinEnded(consumer);
+  }
+
+  private joinStarted(consumer: Consumer): void {
+    if (!this.joining.has(consumer)) this.joining.set(consumer, []);
+  }
+
+  /** Waiters go on after the microtasks that follow the event, in which kafkajs marks the runner running. */
+  private joinEnded(consumer: Consumer): void {
+    const waiters = this.joining.get(consumer);
+    this.joining.delete(consumer);
+    for (const resolve of waiters ?? []) setImmediate(resolve);
   }
 
   private async eachBatch(payload: EachBatchPayload): Promise<void> {
@@ -300,7 +352,7 @@ export class KafkaSubscription {
     void (async () => {
       // A handler that never returns keeps kafkajs from finishing the disconnect; the group then
       // drops the stalled member after its session timeout and hands its partitions over.
-      await withTimeout(stalled.disconnect(), STALLED_DISCONNECT_TIMEOUT_MS, 'disconnecting a stalled consumer').catch(() => undefined);
+      await withTimeout(this.disconnect(stalled), STALLED_DISCONNECT_TIMEOUT_MS, 'disconnecting a stalled consumer').catch(() => undefined);
       if (this.stopping || stalled !== this.consumer) return;
       try {
         await this.start(0);
