@@ -4,7 +4,7 @@
  * of the same shape. Every event carries `eventId`, `type` and `occurredAt` besides its own fields.
  */
 import { Type } from 'class-transformer';
-import { ArrayMinSize, Equals, IsArray, IsISO8601, IsInt, IsNumber, IsObject, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
+import { ArrayMinSize, Equals, IsArray, IsBoolean, IsISO8601, IsInt, IsNumber, IsObject, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
 
 export const TOPICS = {
   paymentCreated: 'payment-created',
@@ -12,6 +12,7 @@ export const TOPICS = {
   paymentFailed: 'payment-failed',
   paymentRefunded: 'payment-refunded',
   paymentRefundFailed: 'payment-refund-failed',
+  paymentRefundSucceeded: 'payment-refund-succeeded',
   paymentCompleted: 'payment-completed',
   orderCreated: 'order-created',
   orderCancelled: 'order-cancelled',
@@ -147,6 +148,37 @@ export class PaymentRefundedEvent extends EventEnvelope {
   @amount() @Min(0) amount!: number;
 }
 
+/**
+ * One refund of a payment succeeded at the provider (CONTRACT §11): a partial one, a cancel's, or
+ * the last one that makes the payment REFUNDED (`full`; `payment-refunded` follows in the same
+ * transaction). Published once per refund. `items` are the refunded lines valued at their paid unit
+ * price (empty for a refund of an amount); `restock` asks the book service to put them back (false
+ * for a cancel's refund: `order-cancelled` restocks those).
+ */
+export class PaymentRefundSucceededEvent extends EventEnvelope {
+  @Equals('PaymentRefundSucceededEvent')
+  declare type: 'PaymentRefundSucceededEvent';
+
+  @IsUUID('all') refundId!: string;
+  @IsUUID('all') paymentId!: string;
+  /** Empty until the order service has made the payment's order. */
+  @IsString() orderId!: string;
+  @IsUUID('all') userId!: string;
+  /** This refund's amount. */
+  @amount() @Min(0) amount!: number;
+  /** What the payment's succeeded refunds add up to, this one included. */
+  @amount() @Min(0) refundedAmount!: number;
+  /** The payment's amount. */
+  @amount() @Min(0) paymentAmount!: number;
+  @IsString() reason!: string;
+  @IsString() note!: string;
+  @EventItems({ atLeastOne: false })
+  items!: EventItem[];
+  @IsBoolean() restock!: boolean;
+  /** True when this refund brought the payment to REFUNDED. */
+  @IsBoolean() full!: boolean;
+}
+
 /** The provider refused an order's refund for good: it waits, FAILED, for an admin to retry it. */
 export class PaymentRefundFailedEvent extends EventEnvelope {
   @Equals('PaymentRefundFailedEvent')
@@ -221,6 +253,7 @@ export interface TopicPayloads {
   'payment-failed': PaymentFailedEvent;
   'payment-refunded': PaymentRefundedEvent;
   'payment-refund-failed': PaymentRefundFailedEvent;
+  'payment-refund-succeeded': PaymentRefundSucceededEvent;
   'payment-completed': PaymentCompletedEvent;
   'order-created': OrderCreatedEvent;
   'order-cancelled': OrderCancelledEvent;
@@ -238,6 +271,7 @@ export const TOPIC_SCHEMAS: { readonly [T in Topic]: new () => TopicPayloads[T] 
   'payment-failed': PaymentFailedEvent,
   'payment-refunded': PaymentRefundedEvent,
   'payment-refund-failed': PaymentRefundFailedEvent,
+  'payment-refund-succeeded': PaymentRefundSucceededEvent,
   'payment-completed': PaymentCompletedEvent,
   'order-created': OrderCreatedEvent,
   'order-cancelled': OrderCancelledEvent,

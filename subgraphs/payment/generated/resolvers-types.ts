@@ -37,11 +37,23 @@ export type Book = {
 export type Mutation = {
   readonly __typename?: 'Mutation';
   /**
+   * ADMIN: refunds part (or the rest) of a SUCCESS payment, as POST /api/payments/{paymentId}/refunds
+   * does. Never more than what is left (CONFLICT "Refund exceeds the amount left: <left>"); the refund
+   * that brings the refunds that succeeded to the payment's amount makes it REFUNDED.
+   */
+  readonly refundPayment: Refund;
+  /**
    * ADMIN: asks the provider again for a FAILED refund, with a new idempotency key. Answers with the
    * refund as it now stands (SUCCEEDED, or FAILED with the new reason); a refund that is not FAILED
    * is refused (CONFLICT), so nothing is refunded twice.
    */
   readonly retryRefund: Refund;
+};
+
+
+export type MutationRefundPaymentArgs = {
+  input: RefundInput;
+  paymentId: Scalars['ID']['input'];
 };
 
 
@@ -135,12 +147,38 @@ export type Refund = {
   readonly updatedAt: Scalars['String']['output'];
 };
 
+/**
+ * A refund an ADMIN makes: exactly one of `amount` or `items`; `note` at most 500 characters;
+ * `restock` puts the refunded copies back in stock (default false).
+ */
+export type RefundInput = {
+  readonly amount?: InputMaybe<Scalars['Money']['input']>;
+  readonly items?: InputMaybe<ReadonlyArray<RefundItemInput>>;
+  readonly note?: InputMaybe<Scalars['String']['input']>;
+  readonly reason: RefundReason;
+  readonly restock?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 /** A line a refund covers. */
 export type RefundItem = {
   readonly __typename?: 'RefundItem';
   readonly bookId: Scalars['ID']['output'];
   readonly quantity: Scalars['Int']['output'];
 };
+
+/** Copies of one book of the payment to refund, valued at the unit price paid. */
+export type RefundItemInput = {
+  readonly bookId: Scalars['ID']['input'];
+  readonly quantity: Scalars['Int']['input'];
+};
+
+/** Why a refund is made (CONTRACT §11). */
+export type RefundReason =
+  | 'DAMAGED'
+  | 'DUPLICATE'
+  | 'FRAUDULENT'
+  | 'OTHER'
+  | 'REQUESTED_BY_CUSTOMER';
 
 export type RefundStatus =
   | 'FAILED'
@@ -265,7 +303,10 @@ export type ResolversTypes = {
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Refund: ResolverTypeWrapper<Refund>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  RefundInput: RefundInput;
   RefundItem: ResolverTypeWrapper<RefundItem>;
+  RefundItemInput: RefundItemInput;
+  RefundReason: RefundReason;
   RefundStatus: RefundStatus;
   User: ResolverTypeWrapper<Pick<User, 'userId'>>;
 };
@@ -284,7 +325,9 @@ export type ResolversParentTypes = {
   Query: Record<PropertyKey, never>;
   Refund: Refund;
   Boolean: Scalars['Boolean']['output'];
+  RefundInput: RefundInput;
   RefundItem: RefundItem;
+  RefundItemInput: RefundItemInput;
   User: Pick<User, 'userId'>;
 };
 
@@ -297,6 +340,7 @@ export interface MoneyScalarConfig extends GraphQLScalarTypeConfig<ResolversType
 }
 
 export type MutationResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  refundPayment?: Resolver<ResolversTypes['Refund'], ParentType, ContextType, RequireFields<MutationRefundPaymentArgs, 'input' | 'paymentId'>>;
   retryRefund?: Resolver<ResolversTypes['Refund'], ParentType, ContextType, RequireFields<MutationRetryRefundArgs, 'refundId'>>;
 };
 

@@ -49,6 +49,32 @@ export type PaymentStatus =
   | 'REFUNDED'
   | 'SUCCESS';
 
+/**
+ * A refund an ADMIN makes: exactly one of `amount` or `items`; `note` at most 500 characters;
+ * `restock` puts the refunded copies back in stock (default false).
+ */
+export type RefundInput = {
+  amount?: InputMaybe<Scalars['Money']['input']>;
+  items?: InputMaybe<Array<RefundItemInput>>;
+  note?: InputMaybe<Scalars['String']['input']>;
+  reason: RefundReason;
+  restock?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+/** Copies of one book of the payment to refund, valued at the unit price paid. */
+export type RefundItemInput = {
+  bookId: Scalars['ID']['input'];
+  quantity: Scalars['Int']['input'];
+};
+
+/** Why a refund is made (CONTRACT §11). */
+export type RefundReason =
+  | 'DAMAGED'
+  | 'DUPLICATE'
+  | 'FRAUDULENT'
+  | 'OTHER'
+  | 'REQUESTED_BY_CUSTOMER';
+
 export type RefundStatus =
   | 'FAILED'
   | 'PENDING'
