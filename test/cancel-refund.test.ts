@@ -87,7 +87,9 @@ describe('cancelling a paid order', () => {
 
     const payment = await paymentWhen(stack, buyer.bearer, paid.paymentId, (p) => p.status === 'REFUNDED', 'the payment to be REFUNDED');
     expect(payment).toMatchObject({ paymentId: paid.paymentId, orderId: paid.orderId, amount: 25, status: 'REFUNDED' });
-    expect(refundsOf(paid.intentId)).toEqual([expect.objectContaining({ amount: 2500, status: 'succeeded', metadata: { orderId: paid.orderId, paymentId: paid.paymentId } })]);
+    expect(refundsOf(paid.intentId)).toEqual([
+      expect.objectContaining({ amount: 2500, status: 'succeeded', metadata: { orderId: paid.orderId, paymentId: paid.paymentId, refundId: expect.any(String) } }),
+    ]);
 
     await waitFor(async () => (await analytics('/analytics/payments')).refundedPayments === before.payments.refundedPayments + 1, { what: 'the refund in analytics' });
     expect(await analytics('/analytics/payments')).toMatchObject({ refundedAmount: before.payments.refundedAmount + 25, paidOrders: before.payments.paidOrders });
@@ -136,7 +138,9 @@ describe('cancelling a paid order', () => {
 
     for (const order of paid) await paymentWhen(stack, buyer.bearer, order.paymentId, (p) => p.status === 'REFUNDED', `payment ${order.paymentId} to be REFUNDED`);
     for (const order of paid) {
-      expect(refundsOf(order.intentId)).toEqual([expect.objectContaining({ amount: 725, status: 'succeeded', metadata: { orderId: order.orderId, paymentId: order.paymentId } })]);
+      expect(refundsOf(order.intentId)).toEqual([
+        expect.objectContaining({ amount: 725, status: 'succeeded', metadata: { orderId: order.orderId, paymentId: order.paymentId, refundId: expect.any(String) } }),
+      ]);
       expect(refundEventsOf(order.intentId)).toHaveLength(1);
     }
   });

@@ -105,6 +105,34 @@ describe('control API and signed webhooks', () => {
     expect(received.event?.data.object).toMatchObject({ amount_refunded: 4599, refunded: true });
   });
 
+  it('refunds part of a charge: refunds add up, one for more than is left is refused, and each sends refund.created and charge.refunded', async () => {
+    const intent = await createIntent();
+    await control(`/payment_intents/${intent.id}/confirm`);
+
+    const first = await setup.stripe.refunds.create({ payment_intent: intent.id, amount: 1000, metadata: { refundId: 'r-1' } }, { idempotencyKey: `part-1-${intent.id}` });
+    const second = await setup.stripe.refunds.create({ payment_intent: intent.id, amount: 3000 }, { idempotencyKey: `part-2-${intent.id}` });
+    const tooMuch = await setup.stripe.refunds.create({ payment_intent: intent.id, amount: 600 }, { idempotencyKey: `part-3-${intent.id}` }).catch((e: unknown) => e);
+    const rest = await setup.stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: `part-4-${intent.id}` });
+
+    expect([first.amount, second.amount, rest.amount]).toEqual([1000, 3000, 599]);
+    expect(tooMuch).toMatchObject({ statusCode: 400, code: 'amount_too_large', param: 'amount' });
+    const charges = await eventually(() => {
+      const seen = setup.receiver.received.filter((r) => r.event?.type === 'charge.refunded' && r.event.data.object.payment_intent === intent.id);
+      return seen.length === 3 ? seen : undefined;
+    }, 'three charge.refunded for the intent');
+    const refunded = (object: unknown) => (object as { amount_refunded: number }).amount_refunded;
+    expect(charges.map((r) => r.event?.data.object).sort((a, b) => refunded(a) - refunded(b))).toMatchObject([
+      { amount_refunded: 1000, refunded: false },
+      { amount_refunded: 4000, refunded: false },
+      { amount_refunded: 4599, refunded: true },
+    ]);
+    const created = await eventually(
+      () => setup.receiver.received.find((r) => r.event?.type === 'refund.created' && r.event.data.object.id === first.id),
+      'refund.created for the first refund',
+    );
+    expect(created.event?.data.object).toMatchObject({ object: 'refund', amount: 1000, status: 'succeeded', metadata: { refundId: 'r-1' }, payment_intent: intent.id });
+  });
+
   it('refuses the next refund with 402 balance_insufficient, replays that for its key, and refunds under a new key', async () => {
     const intent = await createIntent();
     await control(`/payment_intents/${intent.id}/confirm`);

@@ -214,13 +214,23 @@ export class Ledger {
     return clone(intent);
   }
 
-  /** A full refund of the succeeded charge, by `payment_intent` or `charge`. */
+  /**
+   * A refund of the succeeded charge, by `payment_intent` or `charge`: of `amount` (cents), or of all
+   * that is left unrefunded without one. Several add up, as on Stripe; one for more than is left is
+   * refused (`amount_too_large`), and the charge is `refunded` once nothing is left.
+   */
   refund(params: Record<string, unknown>): { refund: Refund; charge: Charge; paymentIntent: PaymentIntent } {
     rejectUnknownParams(params, REFUND_PARAMS);
     const charge = this.refundableCharge(params);
-    const amount = parseAmount(params.amount, 'amount', false) ?? charge.amount;
-    if (amount !== charge.amount) {
-      throw invalidParam(`The simulator refunds the full amount only (${charge.amount}).`, 'parameter_invalid_integer', 'amount');
+    const left = charge.amount - charge.amount_refunded;
+    const amount = parseAmount(params.amount, 'amount', false) ?? left;
+    if (amount > left) {
+      throw new StripeApiError(400, {
+        type: 'invalid_request_error',
+        message: `Refund amount (${amount}) is greater than unrefunded amount on charge (${left})`,
+        code: 'amount_too_large',
+        param: 'amount',
+      });
     }
     const refund: Refund = {
       id: stripeId('re'),
@@ -235,7 +245,7 @@ export class Ledger {
       status: 'succeeded',
     };
     this.refunds.set(refund.id, refund);
-    Object.assign(charge, { amount_refunded: charge.amount, refunded: true });
+    Object.assign(charge, { amount_refunded: charge.amount_refunded + amount, refunded: charge.amount_refunded + amount === charge.amount });
     return { refund: clone(refund), charge: clone(charge), paymentIntent: this.retrievePaymentIntent(charge.payment_intent) };
   }
 

@@ -231,6 +231,8 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
         throw refundRefused();
       }
       const { refund, charge } = ledger.refund(params(req));
+      // As Stripe: the refund's own event, then the charge's, for a partial refund too.
+      publishInBackground('refund.created', refund, req);
       publishInBackground('charge.refunded', charge, req);
       return refund;
     }),

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import type { Logger } from '../../platform/logger';
 import { stripeId, unixNow } from './objects';
 
-export type StripeEventType = 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.canceled' | 'charge.refunded';
+export type StripeEventType = 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'payment_intent.canceled' | 'charge.refunded' | 'refund.created' | 'refund.updated';
 
 export interface StripeEvent {
   id: string;

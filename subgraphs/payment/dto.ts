@@ -1,6 +1,25 @@
 /** Request and response shapes of the payment routes (interface §2.11, CONTRACT §5). */
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsObject, IsUUID, Max, Min, ValidateBy, ValidateNested, buildMessage } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateNested,
+  buildMessage,
+} from 'class-validator';
 import type { PaymentStatus } from './entities';
 import type { RefundResponse } from './refunds';
 
@@ -35,21 +54,59 @@ function NoRepeatedBook(): PropertyDecorator {
   });
 }
 
+/** Lines of books: 1 to MAX_CART_LINES objects `{ bookId, quantity }`, no book twice. */
+function BookLines(): PropertyDecorator {
+  const decorators = [
+    IsArray(),
+    ArrayMinSize(1, { message: 'must contain at least one item' }),
+    ArrayMaxSize(MAX_CART_LINES),
+    NoRepeatedBook(),
+    // ValidateNested lets an array in the list through (`items: [[]]`): every item must be an object.
+    IsObject({ each: true, message: 'each item must be an object' }),
+    ValidateNested({ each: true }),
+    Type(() => CheckoutItemRequest),
+  ];
+  return (target, property) => {
+    for (const decorate of decorators) decorate(target, property);
+  };
+}
+
 export class CreateCheckoutRequest {
   @IsDefined({ message: 'must not be null' })
   @IsUUID('all', { message: 'must be a UUID' })
   checkoutId!: string;
 
   @IsDefined({ message: 'must not be null' })
-  @IsArray()
-  @ArrayMinSize(1, { message: 'must contain at least one item' })
-  @ArrayMaxSize(MAX_CART_LINES)
-  @NoRepeatedBook()
-  // ValidateNested lets an array in the list through (`items: [[]]`): every item must be an object.
-  @IsObject({ each: true, message: 'each item must be an object' })
-  @ValidateNested({ each: true })
-  @Type(() => CheckoutItemRequest)
+  @BookLines()
   items!: CheckoutItemRequest[];
+}
+
+export const REFUND_REASONS = ['REQUESTED_BY_CUSTOMER', 'DAMAGED', 'DUPLICATE', 'FRAUDULENT', 'OTHER'] as const;
+export type RefundReason = (typeof REFUND_REASONS)[number];
+
+/** A refund an ADMIN makes (CONTRACT §11): exactly one of `amount` or `items` (checked by the service, which knows the payment). */
+export class CreateRefundRequest {
+  @IsOptional()
+  @IsNumber({ maxDecimalPlaces: 2, allowNaN: false, allowInfinity: false }, { message: 'must be a number with at most 2 decimals' })
+  @Min(0.01)
+  amount?: number;
+
+  @IsOptional()
+  @BookLines()
+  items?: CheckoutItemRequest[];
+
+  @IsDefined({ message: 'must not be null' })
+  @IsIn(REFUND_REASONS, { message: `must be one of ${REFUND_REASONS.join(', ')}` })
+  reason!: RefundReason;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  note?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  restock?: boolean;
 }
 
 export interface PaymentItemResponse {

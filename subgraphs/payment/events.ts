@@ -9,7 +9,7 @@ import { enqueueEvent } from '../../platform/events/outbox';
 import { TOPICS, type EventItem, type OrderCancelledEvent } from '../../platform/events/topics';
 import { fromCents } from '../../platform/money';
 import type { ServiceEvents } from '../../rest-compat/service';
-import { Payment, type PaymentItem } from './entities';
+import { Payment, type PaymentItem, type Refund } from './entities';
 
 /** What the consumers have done: the refunds' (declared here, so this file imports no service). */
 export interface PaymentEffects {
@@ -54,6 +54,37 @@ export function publishPaymentFailed(manager: EntityManager, payment: Payment, r
 export function publishPaymentRefunded(manager: EntityManager, payment: Payment, occurredAt: Date): Promise<void> {
   const fields = { paymentId: payment.id, userId: payment.userId, transactionId: payment.paymentIntentId ?? '', amount: fromCents(payment.amountCents) };
   return enqueueEvent(manager, TOPICS.paymentRefunded, payment.id, fields, occurredAt);
+}
+
+/** One refund succeeded (CONTRACT §11); `items` carry the unit price paid, `restock` whether the book service puts them back. */
+export function publishRefundSucceeded(
+  manager: EntityManager,
+  payment: Payment,
+  refund: Refund,
+  items: { bookId: string; bookTitle: string; quantity: number; unitPriceCents: number }[],
+  totals: { refundedCents: number; full: boolean; restock: boolean },
+  occurredAt: Date,
+): Promise<void> {
+  return enqueueEvent(
+    manager,
+    TOPICS.paymentRefundSucceeded,
+    payment.id,
+    {
+      refundId: refund.id,
+      paymentId: payment.id,
+      orderId: refund.orderId ?? payment.orderId ?? '',
+      userId: payment.userId,
+      amount: fromCents(refund.amountCents),
+      refundedAmount: fromCents(totals.refundedCents),
+      paymentAmount: fromCents(payment.amountCents),
+      reason: refund.reason,
+      note: refund.note ?? '',
+      items: items.map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
+      restock: totals.restock,
+      full: totals.full,
+    },
+    occurredAt,
+  );
 }
 
 /** A refund of the order was refused for good and waits for an admin (`reason`: the provider's code). */

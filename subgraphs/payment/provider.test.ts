@@ -25,7 +25,7 @@ it('gives 10 concurrent refunds with one idempotency key the one refund, while S
   simulator.injectFaults({ delayMs: 1500 });
   const idempotencyKey = `order-cancelled-refund-${randomUUID()}`;
 
-  const refunds = await Promise.all(Array.from({ length: 10 }, () => provider.refundInFull({ paymentIntentId: intent.id, metadata: {}, idempotencyKey })));
+  const refunds = await Promise.all(Array.from({ length: 10 }, () => provider.refund({ paymentIntentId: intent.id, amountCents: 1500, metadata: {}, idempotencyKey })));
 
   expect(new Set(refunds.map((refund) => refund?.id)).size).toBe(1);
   expect(refunds[0]?.id).toMatch(/^re_/);

@@ -16,14 +16,24 @@ export interface CreatedIntent {
 export interface PaymentProvider {
   createIntent(request: { amountCents: number; currency: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<CreatedIntent>;
   /**
-   * Refunds a PaymentIntent in full; resolves with the provider's refund, or with `undefined` when
-   * the provider says the charge was already refunded. A refusal for good is a `RefundRefused`; a
-   * passing failure (5xx, network, rate limit, a request in flight on the key) is a 502 AppError.
+   * Refunds `amountCents` of a PaymentIntent; resolves with the provider's refund, or with
+   * `undefined` when the provider says the charge was already refunded in full. A refusal for good
+   * (more than is left among them) is a `RefundRefused`; a passing failure (5xx, network, rate
+   * limit, a request in flight on the key) is a 502 AppError.
    */
-  refundInFull(request: { paymentIntentId: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<ProviderRefund | undefined>;
+  refund(request: {
+    paymentIntentId: string;
+    amountCents: number;
+    reason?: ProviderRefundReason;
+    metadata: Record<string, string>;
+    idempotencyKey: string;
+  }): Promise<ProviderRefund | undefined>;
   /** The verified event, or a 400 AppError "Invalid webhook signature". */
   verifyWebhook(rawBody: Buffer, signature: string | undefined): Stripe.Event;
 }
+
+/** The reasons Stripe knows; ours without a match (DAMAGED, OTHER) go without one, in the metadata. */
+export type ProviderRefundReason = 'duplicate' | 'fraudulent' | 'requested_by_customer';
 
 export interface ProviderRefund {
   id: string;
@@ -53,7 +63,7 @@ const REFUSAL_REASONS: Record<string, string> = {
   charge_disputed: 'The charge is disputed',
   charge_expired_for_refund: 'The charge is too old to refund',
   charge_not_refundable: 'The charge cannot be refunded',
-  amount_too_large: 'The refund is more than the charge',
+  amount_too_large: 'The refund is more than the charge has left unrefunded',
 };
 
 /**
@@ -141,9 +151,9 @@ export function stripeProvider(settings: Config['stripe']): PaymentProvider {
         throw providerFailed(error);
       }
     },
-    async refundInFull({ paymentIntentId, metadata, idempotencyKey }) {
+    async refund({ paymentIntentId, amountCents, reason, metadata, idempotencyKey }) {
       try {
-        const refund = await awaitingKeyInFlight(() => stripe.refunds.create({ payment_intent: paymentIntentId, reason: 'requested_by_customer', metadata }, { idempotencyKey }));
+        const refund = await awaitingKeyInFlight(() => stripe.refunds.create({ payment_intent: paymentIntentId, amount: amountCents, reason, metadata }, { idempotencyKey }));
         return { id: refund.id, succeeded: refund.status === 'succeeded' };
       } catch (error) {
         if ((error as { code?: unknown }).code === 'charge_already_refunded') return undefined;

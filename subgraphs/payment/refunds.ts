@@ -1,30 +1,44 @@
 /**
- * Refunds (CONTRACT §6, §11): `order-cancelled` has the payment's PaymentIntent refunded in full, and
- * each refund is a row that tells where it stands. The provider call is keyed by the orderId (and
- * the number of refusals), so an event delivered again refunds once. A passing failure rejects and
- * the consumer redelivers the event until the provider takes it. A refusal for good parks the
- * refund FAILED with its reason and publishes `payment-refund-failed`, so the partition moves on; an
- * admin retries it with a new key. The payment becomes REFUNDED when the provider's
- * `charge.refunded` webhook arrives (webhook.ts), as for a refund made in the provider's dashboard.
+ * Refunds (CONTRACT §6, §11). An ADMIN refunds part of a SUCCESS payment, by an amount or by copies
+ * of its lines, with a reason; `order-cancelled` refunds what is left of the payment. Each refund is
+ * a row that tells where it stands; what may be refunded and when a refund succeeds is
+ * refund-ledger.ts's. Each refund goes to the provider under its own idempotency key (the cancel's
+ * is keyed by the orderId, so an event delivered again refunds once), and a refusal needs a new one.
+ *
+ * For a cancel, a passing failure rejects and the consumer redelivers the event until the provider
+ * takes it. For an ADMIN's refund it parks the refund FAILED under the same key, so the admin's
+ * retry asks again without refunding twice, and answers 502. A refusal for good parks the refund
+ * FAILED with its reason (a cancel's also publishes `payment-refund-failed`, so the order shows
+ * it); an admin retries it with a new key. A refund the provider takes as pending succeeds when its
+ * `refund.updated` or `charge.refunded` webhook arrives (webhook.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { In, Not, type EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
-import { isUniqueViolation } from '../../platform/database';
 import type { OrderCancelledEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
-import { assertRole, type Principal } from '../../platform/auth';
-import { conflict, contractTimestamp, notFound } from '../../platform/errors';
-import { fromCents } from '../../platform/money';
+import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
+import { badRequest, conflict, contractTimestamp, notFound, validationFailed } from '../../platform/errors';
+import { fromCents, toCents } from '../../platform/money';
+import type { CreateRefundRequest, RefundReason } from './dto';
 import { Payment, Refund, type RefundItem, type RefundStatus } from './entities';
 import { publishRefundFailed } from './events';
-import { RefundRefused, type PaymentProvider } from './provider';
+import { RefundRefused, type PaymentProvider, type ProviderRefundReason } from './provider';
+import { centsLeft, copiesLeft, exceedsLeft, lockPayment, reserveRefund, settleRefund, type LockedPayment } from './refund-ledger';
 
 /** The error-level line an operator alerts on: a refund refused for good waits for an admin. */
 export const REFUND_PARKED_ALERT = 'refund refused by the provider; parked FAILED until an admin retries it';
 
-/** The provider's idempotency key for the refund of one order; a refusal needs a new one. */
+/** The provider's idempotency key for the refund of one order's cancel; a refusal needs a new one. */
 export const refundIdempotencyKey = (orderId: string, refusals = 0) => `order-cancelled-refund-${orderId.toLowerCase()}${refusals > 0 ? `-retry-${refusals}` : ''}`;
+
+/** The key of any refund: the cancel's by its order, an ADMIN's by its own id. */
+function idempotencyKeyOf(refund: Refund): string {
+  if (refund.origin !== null && refund.orderId) return refundIdempotencyKey(refund.orderId, refund.refusals);
+  return `refund-${refund.id}${refund.refusals > 0 ? `-retry-${refund.refusals}` : ''}`;
+}
+
+const PROVIDER_REASONS: Partial<Record<string, ProviderRefundReason>> = { REQUESTED_BY_CUSTOMER: 'requested_by_customer', DUPLICATE: 'duplicate', FRAUDULENT: 'fraudulent' };
 
 /** A refund as REST and GraphQL show it: CONTRACT §11's shape plus why it failed. */
 export interface RefundResponse {
@@ -68,8 +82,9 @@ export function refundsOf(manager: EntityManager, paymentIds: string[]): Promise
  * The provider reported the payment refunded in full (`charge.refunded`): refunds it had accepted as
  * pending are done.
  */
-export async function settlePendingRefunds(manager: EntityManager, paymentId: string): Promise<void> {
-  await manager.update(Refund, { paymentId, status: 'PENDING', providerRefundId: Not('') }, { status: 'SUCCEEDED', updatedAt: new Date() });
+export async function settlePendingRefunds(db: Database, manager: EntityManager, paymentId: string, at: Date): Promise<void> {
+  const pending = await manager.find(Refund, { where: { paymentId, status: 'PENDING' } });
+  for (const refund of pending.filter((one) => one.providerRefundId)) await settleRefund(db, manager, refund.id, at);
 }
 
 const refundNotFound = (id: string) => notFound(`Refund not found: ${id}`, 'REFUND_NOT_FOUND');
@@ -81,7 +96,40 @@ export class Refunds {
     private readonly logger: Logger,
   ) {}
 
-  /** `order-cancelled`: the paid payment is refunded in full, once, whatever the deliveries. */
+  /** An ADMIN's refund of part (or the rest) of a SUCCESS payment: 201 with the refund as it stands. */
+  async create(principal: Principal, paymentId: string, request: CreateRefundRequest): Promise<RefundResponse> {
+    assertRole(principal, 'ADMIN');
+    if ((request.amount === undefined) === (request.items === undefined)) throw validationFailed(['amount: exactly one of amount or items must be given']);
+    if (request.restock && !request.items) throw validationFailed(['restock: only a refund of items names copies to put back']);
+    const refund = await this.db.transaction(async (manager) => {
+      const locked = await lockPayment(this.db, manager, paymentId);
+      const { payment } = locked;
+      if (payment.status !== 'SUCCESS') throw conflict(`Payment ${payment.id} is ${payment.status}, not SUCCESS: nothing to refund`, 'PAYMENT_NOT_REFUNDABLE');
+      const items = request.items ? itemsToRefund(locked, request.items) : [];
+      const amountCents = request.amount !== undefined ? toCents(request.amount) : items.reduce((sum, item) => sum + item.cents, 0);
+      const row = newRefund(payment, {
+        amountCents,
+        reason: request.reason,
+        note: request.note ?? null,
+        items: items.map(({ bookId, quantity }) => ({ bookId, quantity })),
+        restock: request.restock ?? false,
+        origin: null,
+      });
+      return reserveRefund(manager, locked, row);
+    });
+    this.logger.info({ refundId: refund.id, paymentId, amountCents: refund.amountCents, reason: refund.reason, admin: principal.userId }, 'refund made by an admin');
+    const payment = await this.db.manager.findOneOrFail(Payment, { where: { id: paymentId } });
+    return toRefundResponse(await this.request(refund, payment));
+  }
+
+  /** A payment's refunds, oldest first: its owner or an ADMIN (anyone else is told it does not exist). */
+  async listOf(principal: Principal, paymentId: string): Promise<RefundResponse[]> {
+    const payment = await this.db.manager.findOne(Payment, { where: { id: paymentId } });
+    if (!payment || !payment.paymentIntentId || !isSelfOrAdmin(principal, payment.userId)) throw notFound(`Payment not found: ${paymentId}`, 'PAYMENT_NOT_FOUND');
+    return (await refundsOf(this.db.manager, [paymentId])).map(toRefundResponse);
+  }
+
+  /** `order-cancelled`: what is left of the paid payment is refunded, once, whatever the deliveries. */
   async refundCancelled(event: OrderCancelledEvent): Promise<void> {
     const orderId = event.orderId.toLowerCase();
     const payment = await this.db.manager.findOne(Payment, { where: { id: event.paymentId.toLowerCase() } });
@@ -93,85 +141,79 @@ export class Refunds {
       this.logger.info({ orderId, paymentId: payment.id, status: payment.status }, 'cancelled order whose payment holds no money; nothing to refund');
       return;
     }
-    const refund = await this.refundOfCancel(payment, orderId, event);
+    const refund = await this.refundOfCancel(payment.id, orderId);
     // FAILED waits for an admin; SUCCEEDED is done. Only a PENDING refund is asked (again) of the provider.
-    if (refund.status !== 'PENDING') {
-      this.logger.info({ orderId, paymentId: payment.id, refundId: refund.id, status: refund.status }, 'cancelled order whose refund is already handled');
+    if (refund?.status !== 'PENDING') {
+      this.logger.info({ orderId, paymentId: payment.id, refundId: refund?.id, status: refund?.status ?? 'nothing left' }, 'cancelled order whose refund is already handled');
       return;
     }
     await this.request(refund, payment);
   }
 
-  /** The cancel's refund row, made PENDING on the first delivery; a concurrent delivery reads the winner's. */
-  private async refundOfCancel(payment: Payment, orderId: string, event: OrderCancelledEvent): Promise<Refund> {
+  /**
+   * The cancel's refund row, made PENDING on the first delivery for what is left of the payment and
+   * the copies no refund took; a concurrent delivery reads the winner's. Undefined when earlier
+   * refunds left nothing.
+   */
+  private async refundOfCancel(paymentId: string, orderId: string): Promise<Refund | undefined> {
     const origin = `order-cancelled:${orderId}`;
-    const existing = await this.db.manager.findOne(Refund, { where: { origin } });
-    if (existing) return existing;
-    const now = new Date();
-    const refund = Object.assign(new Refund(), {
-      id: randomUUID(),
-      paymentId: payment.id,
-      orderId,
-      origin,
-      amountCents: payment.amountCents,
-      reason: 'REQUESTED_BY_CUSTOMER',
-      note: null,
-      items: event.items.map((item) => ({ bookId: item.bookId.toLowerCase(), quantity: item.quantity })),
+    return this.db.transaction(async (manager) => {
+      const locked = await lockPayment(this.db, manager, paymentId);
+      const existing = locked.refunds.find((refund) => refund.origin === origin);
+      if (existing) return existing;
+      const left = centsLeft(locked.payment, locked.refunds);
+      if (left <= 0) return undefined;
+      const items = [...copiesLeft(locked.items, locked.refunds)].filter(([, quantity]) => quantity > 0).map(([bookId, quantity]) => ({ bookId, quantity }));
       // The book service puts a cancelled order's copies back on `order-cancelled` itself.
-      restock: true,
-      status: 'PENDING' as const,
-      refusals: 0,
-      failureCode: null,
-      failureReason: null,
-      providerRefundId: null,
-      createdAt: now,
-      updatedAt: now,
+      const row = newRefund(locked.payment, { amountCents: left, reason: 'REQUESTED_BY_CUSTOMER', note: null, items, restock: true, origin });
+      return reserveRefund(manager, locked, Object.assign(row, { orderId }));
     });
-    try {
-      await this.db.manager.insert(Refund, refund);
-      return refund;
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      return this.db.manager.findOneOrFail(Refund, { where: { origin } });
-    }
   }
 
   /**
    * Asks the provider for a PENDING refund under the key of its refusals so far. A refusal for good
-   * parks it; any other failure rejects and leaves it PENDING under the same key. Every write is
-   * conditional on the refusals read, so a stale attempt cannot overwrite a newer one.
+   * parks it; any other failure rejects (an ADMIN's refund is parked FAILED under the same key
+   * first). Every write is conditional on the refusals read, so a stale attempt cannot overwrite a
+   * newer one.
    */
   private async request(refund: Refund, payment: Payment): Promise<Refund> {
     const { id, refusals } = refund;
     let answer;
     try {
-      answer = await this.provider.refundInFull({
+      answer = await this.provider.refund({
         paymentIntentId: payment.paymentIntentId ?? '',
-        metadata: { orderId: refund.orderId ?? '', paymentId: payment.id },
-        idempotencyKey: refundIdempotencyKey(refund.orderId ?? refund.id, refusals),
+        amountCents: refund.amountCents,
+        reason: PROVIDER_REASONS[refund.reason],
+        metadata: { refundId: id, orderId: refund.orderId ?? payment.orderId ?? '', paymentId: payment.id },
+        idempotencyKey: idempotencyKeyOf(refund),
       });
     } catch (error) {
       if (error instanceof RefundRefused) return this.park(refund, error);
+      if (refund.origin === null)
+        await this.db.manager.update(
+          Refund,
+          { id, refusals, status: 'PENDING' },
+          { status: 'FAILED', failureCode: 'provider_unavailable', failureReason: 'The payment provider could not be reached; retry the refund', updatedAt: new Date() },
+        );
       throw error;
     }
-    const status: RefundStatus = answer === undefined || answer.succeeded ? 'SUCCEEDED' : 'PENDING';
-    await this.db.manager.update(
-      Refund,
-      { id, refusals, status: Not('FAILED') },
-      { status, providerRefundId: answer?.id ?? null, failureCode: null, failureReason: null, updatedAt: new Date() },
-    );
-    this.logger.info({ orderId: refund.orderId, paymentId: payment.id, refundId: id, providerRefundId: answer?.id, status }, 'refund requested');
+    // A charge already refunded in full gave the cancel's money back; an ADMIN's refund then has nothing to take.
+    if (answer === undefined && refund.origin === null)
+      return this.park(refund, new RefundRefused('charge_already_refunded', 'The charge was already refunded in full', { cause: undefined }));
+    if (answer === undefined || answer.succeeded) await this.db.transaction((manager) => settleRefund(this.db, manager, id, new Date(), answer?.id));
+    else await this.db.manager.update(Refund, { id, refusals, status: 'PENDING' }, { providerRefundId: answer.id, failureCode: null, failureReason: null, updatedAt: new Date() });
+    this.logger.info({ orderId: refund.orderId, paymentId: payment.id, refundId: id, providerRefundId: answer?.id }, 'refund requested');
     return this.db.manager.findOneOrFail(Refund, { where: { id } });
   }
 
-  /** FAILED with the refusal's reason, and `payment-refund-failed`, in one transaction. */
+  /** FAILED with the refusal's reason (and, for a cancel's refund, `payment-refund-failed`), in one transaction. */
   private async park(refund: Refund, refusal: RefundRefused): Promise<Refund> {
     const parked = await this.db.transaction(async (manager) => {
       const changes = { status: 'FAILED' as const, refusals: refund.refusals + 1, failureCode: refusal.code, failureReason: refusal.reason, updatedAt: new Date() };
       const result = await manager.update(Refund, { id: refund.id, refusals: refund.refusals, status: 'PENDING' }, changes);
       if (result.affected !== 1) return false;
       const payment = await manager.findOneOrFail(Payment, { where: { id: refund.paymentId } });
-      await publishRefundFailed(manager, payment, refund.orderId ?? '', refusal.code);
+      if (refund.origin !== null) await publishRefundFailed(manager, payment, refund.orderId ?? '', refusal.code);
       return true;
     });
     if (parked) {
@@ -190,22 +232,63 @@ export class Refunds {
 
   /**
    * An admin asks the provider again for a FAILED refund (anything else is 409, so nothing is
-   * refunded twice). Answers with the refund as it now stands: SUCCEEDED, or FAILED again with the
-   * new reason. A passing failure puts it back to FAILED under the same key and rejects (502).
+   * refunded twice), if it still fits in what is left of the payment (409 otherwise). Answers with
+   * the refund as it now stands: SUCCEEDED, or FAILED again with the new reason. A passing failure
+   * puts it back to FAILED under the same key and rejects (502).
    */
   async retry(principal: Principal, refundId: string): Promise<RefundResponse> {
     assertRole(principal, 'ADMIN');
-    const refund = await this.db.manager.findOne(Refund, { where: { id: refundId } });
-    if (!refund) throw refundNotFound(refundId);
-    const claimed = await this.db.manager.update(Refund, { id: refund.id, refusals: refund.refusals, status: 'FAILED' }, { status: 'PENDING', updatedAt: new Date() });
-    if (refund.status !== 'FAILED' || claimed.affected !== 1) throw conflict(`Refund ${refundId} is not FAILED`, 'REFUND_NOT_FAILED');
+    const found = await this.db.manager.findOne(Refund, { where: { id: refundId } });
+    if (!found) throw refundNotFound(refundId);
+    const refund = await this.db.transaction(async (manager) => {
+      const locked = await lockPayment(this.db, manager, found.paymentId);
+      const current = locked.refunds.find((one) => one.id === refundId);
+      if (current?.status !== 'FAILED') throw conflict(`Refund ${refundId} is not FAILED`, 'REFUND_NOT_FAILED');
+      const left = centsLeft(locked.payment, locked.refunds, refundId);
+      if (current.amountCents > left) throw exceedsLeft(left);
+      await manager.update(Refund, { id: refundId, refusals: current.refusals, status: 'FAILED' }, { status: 'PENDING', updatedAt: new Date() });
+      return Object.assign(current, { status: 'PENDING' as const });
+    });
     const payment = await this.db.manager.findOneOrFail(Payment, { where: { id: refund.paymentId } });
     this.logger.info({ refundId, paymentId: payment.id, orderId: refund.orderId, admin: principal.userId }, 'refund retried by an admin');
     try {
-      return toRefundResponse(await this.request(Object.assign(refund, { status: 'PENDING' }), payment));
+      return toRefundResponse(await this.request(refund, payment));
     } catch (error) {
       await this.db.manager.update(Refund, { id: refund.id, refusals: refund.refusals, status: 'PENDING' }, { status: 'FAILED', updatedAt: new Date() });
       throw error;
     }
   }
+}
+
+/** The requested copies valued at the unit price paid: 400 for a book the payment does not have, 409 for more copies than are left. */
+function itemsToRefund(locked: LockedPayment, requested: { bookId: string; quantity: number }[]): (RefundItem & { cents: number })[] {
+  const left = copiesLeft(locked.items, locked.refunds);
+  return requested.map(({ bookId, quantity }) => {
+    const id = bookId.toLowerCase();
+    const line = locked.items.find((item) => item.bookId.toLowerCase() === id);
+    if (!line) throw badRequest(`Book ${id} is not in payment ${locked.payment.id}`, 'REFUND_ITEM_NOT_IN_PAYMENT');
+    const copies = left.get(id) ?? 0;
+    if (quantity > copies) throw conflict(`Refund exceeds the copies left of book ${id}: ${copies}`, 'REFUND_EXCEEDS_COPIES_LEFT');
+    return { bookId: id, quantity, cents: quantity * line.unitPriceCents };
+  });
+}
+
+function newRefund(
+  payment: Payment,
+  fields: { amountCents: number; reason: RefundReason; note: string | null; items: RefundItem[]; restock: boolean; origin: string | null },
+): Refund {
+  const now = new Date();
+  return Object.assign(new Refund(), {
+    id: randomUUID(),
+    paymentId: payment.id,
+    orderId: payment.orderId,
+    ...fields,
+    status: 'PENDING' as const,
+    refusals: 0,
+    failureCode: null,
+    failureReason: null,
+    providerRefundId: null,
+    createdAt: now,
+    updatedAt: now,
+  });
 }

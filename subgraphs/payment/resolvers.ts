@@ -2,8 +2,8 @@
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
-import { parseUuid } from '../../platform/validation';
-import type { PaymentItemResponse } from './dto';
+import { parseUuid, validateBody } from '../../platform/validation';
+import { CreateRefundRequest, type PaymentItemResponse } from './dto';
 import type { PaymentItemResolvers, PaymentResolvers, Resolvers } from './generated/resolvers-types';
 import type { Refunds } from './refunds';
 import type { PaymentService, PaymentView } from './service';
@@ -40,6 +40,18 @@ export function paymentResolvers(refunds: Refunds): Resolvers<Ctx> {
     },
     Mutation: {
       retryRefund: (_, args, ctx) => refunds.retry(requireAuth(ctx), parseUuid(args.refundId, 'refundId')),
+      refundPayment: async (_, { paymentId, input }, ctx) => {
+        const principal = requireAuth(ctx);
+        // The same checks as the REST body: Money arrives as exact decimal text, null as absent.
+        const body = {
+          ...(input.amount != null ? { amount: Number(input.amount) } : {}),
+          ...(input.items != null ? { items: input.items } : {}),
+          reason: input.reason,
+          ...(input.note != null ? { note: input.note } : {}),
+          ...(input.restock != null ? { restock: input.restock } : {}),
+        };
+        return refunds.create(principal, parseUuid(paymentId, 'paymentId'), await validateBody(CreateRefundRequest, body));
+      },
     },
     Payment: {
       __resolveReference: (reference, ctx) => {

@@ -3,7 +3,7 @@ import express, { Router, type Express } from 'express';
 import { BODY_LIMIT, methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, type TokenVerifier } from '../../platform/auth';
 import { parseOneOf, parseUuid, validateBody } from '../../platform/validation';
-import { CreateCheckoutRequest } from './dto';
+import { CreateCheckoutRequest, CreateRefundRequest } from './dto';
 import { REFUND_STATUSES } from './entities';
 import type { Refunds } from './refunds';
 import type { PaymentService } from './service';
@@ -53,6 +53,18 @@ export function paymentRoutes(service: PaymentService, refunds: Refunds, verifie
     .route('/refunds/:refundId/retry')
     .post(async (req, res) => {
       res.json(await refunds.retry(principalOf(req), parseUuid(req.params.refundId, 'refundId')));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/:paymentId/refunds')
+    .post(async (req, res) => {
+      const id = parseUuid(req.params.paymentId, 'paymentId');
+      const request = await validateBody(CreateRefundRequest, req.body);
+      res.status(201).json(await refunds.create(principalOf(req), id, request));
+    })
+    .get(async (req, res) => {
+      res.json(await refunds.listOf(principalOf(req), parseUuid(req.params.paymentId, 'paymentId')));
     })
     .all(methodNotAllowed);
 

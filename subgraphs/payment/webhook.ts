@@ -12,6 +12,12 @@
  * | payment_intent.payment_failed, .canceled         | PAYMENT_PENDING                   | FAILED   | payment-failed     |
  * | charge.refunded (full)                           | SUCCESS, PAYMENT_PENDING, FAILED  | REFUNDED | payment-refunded   |
  *
+ * Our refunds (refund-ledger.ts) follow their own events: `refund.created` / `refund.updated` with
+ * status `succeeded`, and the refunds a `charge.refunded` lists as succeeded, make the refund they
+ * name (by our `refundId` in its metadata, or the provider's id) SUCCEEDED, once; `failed` or
+ * `canceled` parks a pending one FAILED for an admin. A partial `charge.refunded` changes the
+ * payment no further: it stays SUCCESS until its refunds that succeeded reach its amount.
+ *
  * A full refund seen before its success therefore leaves the payment REFUNDED, and the success that
  * follows finds no row of the table: it changes nothing and publishes nothing, so no order is made
  * for money already given back. The payment-refunded of a payment never paid takes no revenue out
@@ -23,9 +29,10 @@ import type { Database } from '../../platform/database';
 import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
 import { linkToTraceparent } from '../../platform/telemetry/spans';
-import { Payment, PaymentItem, ProviderEvent, type PaymentStatus } from './entities';
-import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
+import { Payment, PaymentItem, ProviderEvent, Refund, type PaymentStatus } from './entities';
+import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess, publishRefundFailed } from './events';
 import type { PaymentProvider, Stripe } from './provider';
+import { settleRefund } from './refund-ledger';
 import { settlePendingRefunds } from './refunds';
 
 type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
@@ -75,7 +82,7 @@ const TRANSITIONS: Record<string, Transition> = {
 function intentId(event: Stripe.Event): string | undefined {
   const object = event.data.object as { object?: unknown; id?: unknown; payment_intent?: unknown };
   if (object.object === 'payment_intent') return firstText(object.id);
-  if (object.object === 'charge') return firstText(object.payment_intent, (object.payment_intent as { id?: unknown } | null | undefined)?.id);
+  if (object.object === 'charge' || object.object === 'refund') return firstText(object.payment_intent, (object.payment_intent as { id?: unknown } | null | undefined)?.id);
   return undefined;
 }
 
@@ -109,6 +116,39 @@ function isProviderEvent(value: unknown): value is Stripe.Event {
 function isFullRefund(event: Stripe.Event): boolean {
   const charge = event.data.object as Stripe.Charge;
   return charge.refunded || charge.amount_refunded >= charge.amount;
+}
+
+/** The provider's refunds an event reports, as `refund.*` carries one and `charge.refunded` may list them. */
+function refundObjects(event: Stripe.Event): Stripe.Refund[] {
+  if (event.type === 'refund.created' || event.type === 'refund.updated') return [event.data.object];
+  if (event.type === 'charge.refunded') return event.data.object.refunds?.data ?? [];
+  return [];
+}
+
+/** Settles or parks the refunds of ours that `event` reports (see the table's note); true when one changed. */
+async function applyRefundObjects(db: Database, manager: EntityManager, payment: Payment, event: Stripe.Event, at: Date): Promise<boolean> {
+  let changed = false;
+  for (const object of refundObjects(event)) {
+    const ours = object.metadata?.refundId
+      ? await manager.findOne(Refund, { where: { id: object.metadata.refundId, paymentId: payment.id } })
+      : await manager.findOne(Refund, { where: { providerRefundId: object.id, paymentId: payment.id } });
+    if (!ours) continue;
+    if (object.status === 'succeeded') changed = (await settleRefund(db, manager, ours.id, at, object.id)) || changed;
+    else if ((object.status === 'failed' || object.status === 'canceled') && ours.status === 'PENDING') {
+      const failed = {
+        status: 'FAILED' as const,
+        refusals: ours.refusals + 1,
+        failureCode: 'refund_failed',
+        failureReason: 'The payment provider reported the refund failed',
+        updatedAt: new Date(),
+      };
+      if ((await manager.update(Refund, { id: ours.id, status: 'PENDING' }, failed)).affected !== 1) continue;
+      // A cancel's refund shows on its order, as a refusal does (refunds.ts).
+      if (ours.origin !== null) await publishRefundFailed(manager, payment, ours.orderId ?? '', failed.failureCode);
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 export class WebhookHandler {
@@ -156,10 +196,11 @@ export class WebhookHandler {
       if (result.affected === 1) {
         Object.assign(payment, changes);
         await transition.publish(manager, payment, event, at);
-        if (transition.to === 'REFUNDED') await settlePendingRefunds(manager, payment.id);
+        if (transition.to === 'REFUNDED') await settlePendingRefunds(this.db, manager, payment.id, at);
         outcome = 'APPLIED';
       }
     }
+    if (payment && (await applyRefundObjects(this.db, manager, payment, event, at))) outcome = 'APPLIED';
     await manager.insert(ProviderEvent, { id: event.id, type: event.type.slice(0, 100), paymentId: payment?.id ?? null, outcome, receivedAt: new Date() });
     return outcome;
   }
