@@ -133,6 +133,25 @@ describe('control API and signed webhooks', () => {
     expect(created.event?.data.object).toMatchObject({ object: 'refund', amount: 1000, status: 'succeeded', metadata: { refundId: 'r-1' }, payment_intent: intent.id });
   });
 
+  it('leaves the next refunds pending until the control API settles them, each with refund.updated', async () => {
+    const intent = await createIntent();
+    await control(`/payment_intents/${intent.id}/confirm`);
+    expect((await control('/faults', { pendingRefunds: 2 })).body).toMatchObject({ pendingRefunds: 2 });
+
+    const kept = await setup.stripe.refunds.create({ payment_intent: intent.id, amount: 1000 }, { idempotencyKey: `pending-1-${intent.id}` });
+    const lost = await setup.stripe.refunds.create({ payment_intent: intent.id, amount: 2000 }, { idempotencyKey: `pending-2-${intent.id}` });
+    expect([kept.status, lost.status]).toEqual(['pending', 'pending']);
+
+    const succeeded = await control(`/refunds/${kept.id}/succeed`);
+    const failed = await control(`/refunds/${lost.id}/fail`);
+    expect(succeeded.body.event.event).toMatchObject({ type: 'refund.updated', data: { object: { id: kept.id, status: 'succeeded' } } });
+    expect(failed.body.event.event).toMatchObject({ type: 'refund.updated', data: { object: { id: lost.id, status: 'failed' } } });
+    expect((await control(`/refunds/${kept.id}/fail`)).status).toBe(400);
+    // The failed refund's amount can be refunded again.
+    const rest = await setup.stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: `pending-3-${intent.id}` });
+    expect(rest).toMatchObject({ amount: 3599, status: 'succeeded' });
+  });
+
   it('refuses the next refund with 402 balance_insufficient, replays that for its key, and refunds under a new key', async () => {
     const intent = await createIntent();
     await control(`/payment_intents/${intent.id}/confirm`);

@@ -219,7 +219,7 @@ export class Ledger {
    * that is left unrefunded without one. Several add up, as on Stripe; one for more than is left is
    * refused (`amount_too_large`), and the charge is `refunded` once nothing is left.
    */
-  refund(params: Record<string, unknown>): { refund: Refund; charge: Charge; paymentIntent: PaymentIntent } {
+  refund(params: Record<string, unknown>, pending = false): { refund: Refund; charge: Charge; paymentIntent: PaymentIntent } {
     rejectUnknownParams(params, REFUND_PARAMS);
     const charge = this.refundableCharge(params);
     const left = charge.amount - charge.amount_refunded;
@@ -242,11 +242,22 @@ export class Ledger {
       metadata: parseMetadata(params.metadata),
       payment_intent: charge.payment_intent,
       reason: optionalString(params.reason, 'reason'),
-      status: 'succeeded',
+      status: pending ? 'pending' : 'succeeded',
     };
     this.refunds.set(refund.id, refund);
     Object.assign(charge, { amount_refunded: charge.amount_refunded + amount, refunded: charge.amount_refunded + amount === charge.amount });
     return { refund: clone(refund), charge: clone(charge), paymentIntent: this.retrievePaymentIntent(charge.payment_intent) };
+  }
+
+  /** A pending refund confirmed or failed by the bank; a failed one gives its amount back to the charge. */
+  settleRefund(id: string, outcome: 'succeeded' | 'failed'): { refund: Refund; charge: Charge } {
+    const refund = this.refunds.get(id);
+    if (!refund) throw missing('refund', id, 'id');
+    if (refund.status !== 'pending') throw unexpectedState(`This refund's status is ${refund.status}, so it cannot be settled.`);
+    refund.status = outcome;
+    const charge = this.charges.get(refund.charge) as Charge;
+    if (outcome === 'failed') Object.assign(charge, { amount_refunded: charge.amount_refunded - refund.amount, refunded: false });
+    return { refund: clone(refund), charge: clone(charge) };
   }
 
   listRefunds(): Refund[] {

@@ -68,7 +68,8 @@ export interface Refund {
   metadata: Record<string, string>;
   payment_intent: string;
   reason: string | null;
-  status: 'succeeded';
+  /** `pending` until the bank confirms it (card refunds may take days); then `succeeded` or `failed`. */
+  status: 'succeeded' | 'pending' | 'failed';
 }
 
 export interface StripeErrorBody {

@@ -37,6 +37,8 @@ export interface FaultSettings {
   delayMs?: number;
   /** How many of the next refunds through the API are refused with Stripe's 402 `balance_insufficient`. */
   refuseRefunds?: number;
+  /** How many of the next refunds through the API come back `pending` until settled through the control API. */
+  pendingRefunds?: number;
 }
 
 /** What a control action answers: the objects it changed and the event, after its first delivery attempt. */
@@ -56,6 +58,8 @@ export interface StripeSimulator {
   fail(id: string, reason?: string): Promise<ControlResult>;
   cancel(id: string): Promise<ControlResult>;
   refund(id: string): Promise<ControlResult>;
+  /** The bank's answer to a pending refund: `refund.updated` with it `succeeded` or `failed`. */
+  settleRefund(id: string, outcome: 'succeeded' | 'failed'): Promise<{ refund: Refund; event: EventDelivery }>;
   resend(eventId: string): Promise<EventDelivery>;
   intents(): PaymentIntent[];
   /** Every refund made, through the API or the control API, oldest first. */
@@ -78,12 +82,13 @@ function validateFaults(settings: FaultSettings): void {
   check('status', 400, 599);
   check('delayMs', 0, 60_000);
   check('refuseRefunds', 0, 1000);
+  check('pendingRefunds', 0, 1000);
 }
 
 export function createStripeSimulator(options: StripeSimulatorOptions): StripeSimulator {
   const logger = options.logger.child({ component: 'stripe-simulator' });
   const ledger = new Ledger();
-  const faults: Faults = { failNext: 0, status: 500, delayMs: 0, refuseRefunds: 0 };
+  const faults: Faults = { failNext: 0, status: 500, delayMs: 0, refuseRefunds: 0, pendingRefunds: 0 };
   const webhooks = new WebhookDispatcher({
     webhookUrl: options.webhookUrl,
     webhookSecret: options.webhookSecret,
@@ -120,6 +125,12 @@ export function createStripeSimulator(options: StripeSimulatorOptions): StripeSi
       return { payment_intent: paymentIntent, charge, refund, event: await webhooks.publish('charge.refunded', charge) };
     },
 
+    async settleRefund(id, outcome) {
+      const { refund } = ledger.settleRefund(id, outcome);
+      logger.info({ refundId: id, outcome }, 'pending refund settled');
+      return { refund, event: await webhooks.publish('refund.updated', refund) };
+    },
+
     async resend(eventId) {
       const delivery = await webhooks.resend(eventId);
       if (!delivery) throw new StripeApiError(404, { type: 'invalid_request_error', message: `No such event: '${eventId}'`, code: 'resource_missing', param: 'id' });
@@ -137,6 +148,7 @@ export function createStripeSimulator(options: StripeSimulatorOptions): StripeSi
       if (settings.failNext !== undefined) faults.failNext = settings.failNext;
       if (settings.delayMs !== undefined) faults.delayMs = settings.delayMs;
       if (settings.refuseRefunds !== undefined) faults.refuseRefunds = settings.refuseRefunds;
+      if (settings.pendingRefunds !== undefined) faults.pendingRefunds = settings.pendingRefunds;
       logger.info({ ...faults }, 'faults set');
       return { ...faults };
     },
@@ -209,6 +221,12 @@ function controlRouter(simulator: StripeSimulator): Router {
     '/payment_intents/:id/refund',
     intentAction((id) => simulator.refund(id)),
   );
+  router.post('/refunds/:id/succeed', async (req, res) => {
+    res.json(await simulator.settleRefund(String(req.params.id), 'succeeded'));
+  });
+  router.post('/refunds/:id/fail', async (req, res) => {
+    res.json(await simulator.settleRefund(String(req.params.id), 'failed'));
+  });
   router.get('/refunds', (_req, res) => {
     res.json({ object: 'list', data: simulator.refunds() });
   });
@@ -220,7 +238,7 @@ function controlRouter(simulator: StripeSimulator): Router {
   });
   router.post('/faults', (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs', 'refuseRefunds'].includes(name));
+    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs', 'refuseRefunds', 'pendingRefunds'].includes(name));
     if (unknown !== undefined) throw badControlRequest(`Unknown fault setting: ${unknown}`, unknown);
     res.json(simulator.injectFaults(body));
   });

@@ -20,6 +20,8 @@ export interface Faults {
    * keeps it: a replay under that key is refused again without counting.
    */
   refuseRefunds: number;
+  /** How many of the next refunds come back `pending`, until the control API settles them (`refund.updated`). */
+  pendingRefunds: number;
 }
 
 const refundRefused = () =>
@@ -230,7 +232,9 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
         faults.refuseRefunds -= 1;
         throw refundRefused();
       }
-      const { refund, charge } = ledger.refund(params(req));
+      const pending = faults.pendingRefunds > 0;
+      if (pending) faults.pendingRefunds -= 1;
+      const { refund, charge } = ledger.refund(params(req), pending);
       // As Stripe: the refund's own event, then the charge's, for a partial refund too.
       publishInBackground('refund.created', refund, req);
       publishInBackground('charge.refunded', charge, req);

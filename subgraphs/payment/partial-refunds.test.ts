@@ -147,6 +147,52 @@ describe('partial refunds (CONTRACT §11)', () => {
     expect(await paymentWhen(stack, buyer.bearer, paymentId, (p) => p.status === 'REFUNDED', 'REFUNDED')).toMatchObject({ refundedAmount: 38.99 });
   });
 
+  it('keeps a refund the provider takes as pending PENDING until refund.updated settles it, once, whatever the redeliveries and their order', async () => {
+    const { paymentId } = await paid();
+    sim().injectFaults({ pendingRefunds: 2 });
+    const kept = await refund(paymentId, { amount: 10, reason: 'OTHER' });
+    const lost = await refund(paymentId, { amount: 20, reason: 'FRAUDULENT' });
+    expect([kept.body.status, lost.body.status]).toEqual(['PENDING', 'PENDING']);
+    // Pending refunds hold their amounts.
+    expect((await refund(paymentId, { amount: 9, reason: 'OTHER' })).body.message).toBe('Refund exceeds the amount left: 8.99');
+
+    const atProvider = (refundId: string) =>
+      sim()
+        .refunds()
+        .find((r) => r.metadata.refundId === refundId)?.id ?? '';
+    const succeeded = await sim().settleRefund(atProvider(kept.body.refundId), 'succeeded');
+    const failed = await sim().settleRefund(atProvider(lost.body.refundId), 'failed');
+    // Each delivered again, and the refunds' older refund.created (still pending) after them.
+    await sim().resend(succeeded.event.event.id);
+    await sim().resend(failed.event.event.id);
+    const created = sim()
+      .events()
+      .filter((e) => e.type === 'refund.created' && [kept.body.refundId, lost.body.refundId].includes((e.data.object as { metadata?: { refundId?: string } }).metadata?.refundId));
+    expect(created).toHaveLength(2);
+    for (const event of created) await sim().resend(event.id);
+
+    const settled = await paymentWhen(stack, buyer.bearer, paymentId, (p) => p.refundedAmount === 10, 'the kept refund SUCCEEDED');
+    expect(settled.status).toBe('SUCCESS');
+    expect((settled.refunds as { amount: number; status: string }[]).map((r) => [r.amount, r.status])).toEqual([
+      [10, 'SUCCEEDED'],
+      [20, 'FAILED'],
+    ]);
+    // The failed refund's amount is free again: what is left now makes the payment REFUNDED.
+    const rest = await refund(paymentId, { amount: 28.99, reason: 'OTHER' });
+    expect(rest.body).toMatchObject({ status: 'SUCCEEDED' });
+    await paymentWhen(stack, buyer.bearer, paymentId, (p) => p.status === 'REFUNDED', 'REFUNDED');
+    const succeededEvents = await waitFor(
+      () => (eventsOf(TOPICS.paymentRefundSucceeded, paymentId).length === 2 ? eventsOf(TOPICS.paymentRefundSucceeded, paymentId) : undefined),
+      {
+        what: 'two payment-refund-succeeded',
+      },
+    );
+    expect(succeededEvents.map((e) => [e.amount, e.full])).toEqual([
+      [10, false],
+      [28.99, true],
+    ]);
+  });
+
   it('has a cancel refund what is left after a partial refund, for the copies not refunded yet', async () => {
     const { paymentId, intentId } = await paid();
     expect((await refund(paymentId, { items: [{ bookId: dune.id, quantity: 1 }], reason: 'DAMAGED' })).status).toBe(201);
