@@ -39,7 +39,7 @@ function Refunds({ order, payment }: { order: OrderDetail; payment: NonNullable<
               </td>
               <td>
                 {refund.items.length === 0 ? (
-                  <span class="muted">an amount</span>
+                  <span class="muted">{refund.orderId ? "the cancel's: what was left" : 'an amount'}</span>
                 ) : (
                   refund.items.map((item) => `${item.quantity} × ${titles.get(item.bookId) ?? shortId(item.bookId)}`).join(', ')
                 )}

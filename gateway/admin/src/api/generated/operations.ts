@@ -148,7 +148,7 @@ export type WebhookEndpointRowFragment = { id: string, url: string, events: Arra
 
 export type WebhookDeliveryRowFragment = { id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string };
 
-export type RefundRowFragment = { refundId: string, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> };
+export type RefundRowFragment = { refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> };
 
 export type LocalMailboxQueryVariables = Exact<{
   limit?: InputMaybe<Scalars['Int']['input']>;
@@ -162,7 +162,7 @@ export type OrderQueryVariables = Exact<{
 }>;
 
 
-export type OrderQuery = { order: { refundStatus: OrderRefundStatus | null, orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, items: Array<{ bookId: string, bookTitle: string, quantity: number, price: string }>, payment: { paymentId: string, amount: string, status: PaymentStatus, refundedAmount: string, refunds: Array<{ refundId: string, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> }> } | null, user: { email: string, firstName: string, lastName: string } | null } | null };
+export type OrderQuery = { order: { refundStatus: OrderRefundStatus | null, orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, items: Array<{ bookId: string, bookTitle: string, quantity: number, price: string }>, payment: { paymentId: string, amount: string, status: PaymentStatus, refundedAmount: string, refunds: Array<{ refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> }> } | null, user: { email: string, firstName: string, lastName: string } | null } | null };
 
 export type OrdersQueryVariables = Exact<{
   status?: InputMaybe<OrderStatus>;
@@ -179,7 +179,7 @@ export type RefundPaymentMutationVariables = Exact<{
 }>;
 
 
-export type RefundPaymentMutation = { refundPayment: { refundId: string, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> } };
+export type RefundPaymentMutation = { refundPayment: { refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> } };
 
 export type ReportsQueryVariables = Exact<{
   from: Scalars['String']['input'];
@@ -366,6 +366,7 @@ export const WebhookDeliveryRowFragmentDoc = new TypedDocumentString(`
 export const RefundRowFragmentDoc = new TypedDocumentString(`
     fragment RefundRow on Refund {
   refundId
+  orderId
   amount
   reason
   note
@@ -527,6 +528,7 @@ export const OrderDocument = new TypedDocumentString(`
 }
 fragment RefundRow on Refund {
   refundId
+  orderId
   amount
   reason
   note
@@ -571,6 +573,7 @@ export const RefundPaymentDocument = new TypedDocumentString(`
 }
     fragment RefundRow on Refund {
   refundId
+  orderId
   amount
   reason
   note
