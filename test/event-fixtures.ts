@@ -11,7 +11,15 @@ import type { Config } from '../platform/config';
 import { openDatabase, type Database } from '../platform/database';
 import { createLogger } from '../platform/logger';
 import { KafkaBus, type KafkaBusOptions } from '../platform/events/kafka';
-import type { EventEnvelope, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../platform/events/topics';
+import type {
+  EventEnvelope,
+  OrderCancelledEvent,
+  OrderCreatedEvent,
+  PaymentRefundFailedEvent,
+  PaymentRefundSucceededEvent,
+  PaymentRefundedEvent,
+  PaymentSuccessEvent,
+} from '../platform/events/topics';
 import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import { dropDatabases, runConfig, testConfig } from './stack';
 
@@ -99,6 +107,33 @@ export function paymentRefundedEvent(payment: Pick<PaymentRefundedEvent, 'paymen
 /** The payment-refund-failed event of an order whose refund the provider refused for good. */
 export function paymentRefundFailedEvent(fields: Pick<PaymentRefundFailedEvent, 'paymentId' | 'orderId' | 'userId'>, reason = 'balance_insufficient'): PaymentRefundFailedEvent {
   return { eventId: randomUUID(), type: 'PaymentRefundFailedEvent', occurredAt: new Date().toISOString(), ...fields, reason };
+}
+
+/**
+ * A payment-refund-succeeded event of an admin's partial refund of `payment`: by lines when `items`
+ * are given (valued at their unit price), else of `amount`; no restock, not the last refund, unless
+ * the fields say otherwise.
+ */
+export function paymentRefundSucceededEvent(
+  payment: Pick<PaymentRefundSucceededEvent, 'paymentId' | 'userId' | 'paymentAmount'> & Partial<PaymentRefundSucceededEvent>,
+): PaymentRefundSucceededEvent {
+  const items = payment.items ?? [];
+  const amount = payment.amount ?? Math.round(items.reduce((sum, item) => sum + item.price * item.quantity * 100, 0)) / 100;
+  return {
+    eventId: randomUUID(),
+    type: 'PaymentRefundSucceededEvent',
+    occurredAt: new Date().toISOString(),
+    refundId: randomUUID(),
+    orderId: '',
+    reason: 'REQUESTED_BY_CUSTOMER',
+    note: '',
+    restock: false,
+    full: false,
+    refundedAmount: amount,
+    ...payment,
+    items,
+    amount,
+  };
 }
 
 type OrderFields = Pick<OrderCreatedEvent, 'orderId' | 'paymentId' | 'userId' | 'items'>;

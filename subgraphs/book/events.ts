@@ -1,6 +1,7 @@
 /**
  * What the book service consumes: `order-created` takes the copies off the stock, `order-cancelled`
- * puts them back (book/inventory.ts). It publishes `book-stock-low` when a sale or an admin's
+ * puts them back, and `payment-refund-succeeded` with `restock` puts back the refunded lines
+ * (book/inventory.ts). It publishes `book-stock-low` when a sale or an admin's
  * change takes a tracked book's stock from above the threshold to at or below it.
  */
 import type { EntityManager } from 'typeorm';
@@ -14,6 +15,7 @@ export function bookConsumers(events: ServiceEvents, inventory: Inventory): Prom
   return [
     events.consume({ topic: TOPICS.orderCreated, apply: (event, manager) => inventory.orderCreated(manager, event) }),
     events.consume({ topic: TOPICS.orderCancelled, apply: (event, manager) => inventory.orderCancelled(manager, event) }),
+    events.consume({ topic: TOPICS.paymentRefundSucceeded, apply: (event, manager) => inventory.refundSucceeded(manager, event) }),
   ];
 }
 

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer';
 import { TOPICS } from '../../platform/events/topics';
 import { checkout, createBook } from '../../test/commerce';
-import { orderCancelledEvent, orderCreatedEvent } from '../../test/event-fixtures';
+import { orderCancelledEvent, orderCreatedEvent, paymentRefundSucceededEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { OrderStock } from './entities';
 
@@ -145,5 +145,52 @@ describe('stock', () => {
     expect(await stockOf(book.id)).toBe(0);
     expect((await oversoldCopies()) - before).toBe(orders.length - 1);
     expectEnvelope(await checkout(stack, first.bearer, [{ bookId: book.id, quantity: 1 }]), 409, 'Not enough stock for Last copy: 0 left');
+  });
+
+  it('puts refunded lines back once when the refund asks to restock, and only what the order still holds', async () => {
+    const buyer = await registeredUser(stack);
+    const book = await createBook(stack, adminBearer, 'Refunded copies', 10, 10);
+    const order = await buy(buyer.bearer, [{ bookId: book.id, quantity: 4 }]);
+    await waitFor(async () => (await stockOf(book.id)) === 6, { what: 'stock 10 - 4' });
+    const payment = { paymentId: order.paymentId, userId: order.userId, orderId: order.orderId, paymentAmount: 40 };
+    const items = [{ bookId: book.id, bookTitle: book.title, quantity: 1, price: 10 }];
+
+    const restocked = paymentRefundSucceededEvent({ ...payment, items, restock: true });
+    await publish(TOPICS.paymentRefundSucceeded, order.paymentId, restocked);
+    await applied(restocked.eventId);
+    expect(await stockOf(book.id)).toBe(7);
+    await publish(TOPICS.paymentRefundSucceeded, order.paymentId, restocked);
+    const kept = paymentRefundSucceededEvent({ ...payment, items, restock: false, refundedAmount: 20 });
+    await publish(TOPICS.paymentRefundSucceeded, order.paymentId, kept);
+    await applied(kept.eventId);
+    expect(await stockOf(book.id)).toBe(7);
+
+    // The cancel puts back the three copies the order still holds, not the one already returned.
+    const cancelled = orderCancelledEvent({ orderId: order.orderId, paymentId: order.paymentId, userId: order.userId, items: order.items });
+    await publish(TOPICS.orderCancelled, order.orderId, cancelled);
+    await applied(cancelled.eventId);
+    expect(await stockOf(book.id)).toBe(10);
+    const late = paymentRefundSucceededEvent({ ...payment, items, restock: true, refundedAmount: 30 });
+    await publish(TOPICS.paymentRefundSucceeded, order.paymentId, late);
+    await applied(late.eventId);
+    expect(await stockOf(book.id)).toBe(10);
+  });
+
+  it('skips a refunded line whose book was deleted since, and restocks the others', async () => {
+    const [kept, deleted] = [await createBook(stack, adminBearer, 'Kept', 10, 5), await createBook(stack, adminBearer, 'Deleted since', 10, 5)];
+    expect((await request(stack.urls.book).delete(`/api/books/${deleted.id}`).set('Authorization', adminBearer)).status).toBe(200);
+    const refund = paymentRefundSucceededEvent({
+      paymentId: randomUUID(),
+      userId: randomUUID(),
+      paymentAmount: 50,
+      restock: true,
+      items: [
+        { bookId: deleted.id, bookTitle: 'Deleted since', quantity: 1, price: 10 },
+        { bookId: kept.id, bookTitle: 'Kept', quantity: 2, price: 10 },
+      ],
+    });
+    await publish(TOPICS.paymentRefundSucceeded, refund.paymentId, refund);
+    await applied(refund.eventId);
+    expect(await stockOf(kept.id)).toBe(7);
   });
 });

@@ -13,11 +13,20 @@
  *
  * A sale that takes a book's stock from above `BOOK_STOCK_LOW_THRESHOLD` to at or below it
  * publishes `book-stock-low` in the same transaction.
+ *
+ * A refund of lines with `restock` (`payment-refund-succeeded`, an admin's partial refund) puts
+ * those copies back, once per event through the same consumer record. The copies come off what
+ * the order took (`order_stock.taken`), so a later cancel of the order puts back only the rest;
+ * a refund never puts back more than the order took off (an oversold order took fewer copies than
+ * it lists), nor anything once the order's cancel returned its copies. A refund whose order the book
+ * service has not seen yet (its `order-created` comes later, or no order exists) puts back the
+ * quantities refunded; that order's `order-created` then takes its full quantities, which nets the
+ * same stock. A book deleted since, or one whose stock is not tracked, is skipped.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
-import type { EventItem, OrderCancelledEvent, OrderCreatedEvent } from '../../platform/events/topics';
+import type { EventItem, OrderCancelledEvent, OrderCreatedEvent, PaymentRefundSucceededEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { Book, OrderStock } from './entities';
 import { publishStockLowIfCrossed } from './events';
@@ -97,5 +106,35 @@ export class Inventory {
       }
       await manager.update(OrderStock, { orderId, bookId: line.bookId }, { returned: true });
     }
+  }
+
+  async refundSucceeded(manager: EntityManager, event: PaymentRefundSucceededEvent): Promise<void> {
+    if (!event.restock) return;
+    const orderId = event.orderId.toLowerCase();
+    for (const [bookId, quantity] of quantities(event.items)) {
+      const book = await manager.findOne(Book, { where: { id: bookId }, ...forUpdate(this.db) });
+      if (!book) {
+        this.logger.warn({ refundId: event.refundId, orderId, bookId, quantity }, 'refunded copies of a deleted book not put back in stock');
+        continue;
+      }
+      if (book.stock === null) continue;
+      const copies = orderId ? await this.untake(manager, orderId, bookId, quantity) : quantity;
+      if (copies === 0) continue;
+      await manager
+        .createQueryBuilder()
+        .update(Book)
+        .set({ stock: () => `stock + ${copies}`, updatedAt: new Date() })
+        .where('id = :bookId AND stock IS NOT NULL', { bookId })
+        .execute();
+    }
+  }
+
+  /** How many of `quantity` refunded copies go back for the order, taken off what its line took. */
+  private async untake(manager: EntityManager, orderId: string, bookId: string, quantity: number): Promise<number> {
+    const line = await manager.findOne(OrderStock, { where: { orderId, bookId } });
+    if (!line) return quantity;
+    const copies = line.returned ? 0 : Math.min(quantity, line.taken);
+    if (copies > 0) await manager.update(OrderStock, { orderId, bookId }, { taken: line.taken - copies });
+    return copies;
   }
 }

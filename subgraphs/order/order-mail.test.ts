@@ -1,7 +1,8 @@
 /**
  * The order e-mails against a real SMTP server in the test process: the confirmation with the
- * order's lines and total, the cancellation with its refund, the shipment with its tracking number;
- * one e-mail per event however often it is delivered, and none lost while the SMTP server is down.
+ * order's lines and total, the cancellation with its refund, the shipment with its tracking number,
+ * a partial refund by lines or by amount (none for a cancel's refund); one e-mail per event however
+ * often it is delivered, and none lost while the SMTP server is down.
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
@@ -10,7 +11,7 @@ import { ProcessedEvent, consumerGroupOf } from '../../platform/events/consumer'
 import { TOPICS } from '../../platform/events/topics';
 import { OutgoingMail } from '../../platform/mail/entities';
 import type { LocalMailbox } from '../../platform/mail/local-mailbox';
-import { paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
+import { paymentRefundSucceededEvent, paymentRefundedEvent, paymentSuccessEvent } from '../../test/event-fixtures';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { mailTo, mailsTo, startMailbox } from '../../test/mailbox';
 
@@ -119,5 +120,59 @@ describe('order e-mails', () => {
     await mailbox.start();
     for (const order of orders) await mailTo(mailbox, order.email, /is confirmed/);
     for (const order of orders) expect(mailsTo(mailbox, order.email)).toHaveLength(1);
+  });
+
+  it('tells of a refund of lines once, with the lines, the reason, the note and what is refunded so far', async () => {
+    const { event, email, orderId, number } = await paidOrder();
+    const items = [{ ...event.items[0], quantity: 2 }];
+    const payment = { paymentId: event.paymentId, userId: event.userId, orderId, paymentAmount: event.amount };
+    const refund = paymentRefundSucceededEvent({ ...payment, items, reason: 'DAMAGED', note: 'Water <damage>', restock: true });
+    await publish(TOPICS.paymentRefundSucceeded, refund);
+    await publish(TOPICS.paymentRefundSucceeded, refund);
+    const mail = await mailTo(mailbox, email, /^Refund of/);
+    expect(mail.subject).toBe(`Refund of 39.98 USD for order ${number}`);
+    expect(mail.text).toContain(`we refunded 39.98 USD of your order ${number} to the card you paid with`);
+    expect(mail.text).toContain('2 x Middlemarch at 19.99 USD: 39.98 USD');
+    expect(mail.text).not.toContain('Bookmark');
+    expect(mail.text).toContain('Reason: the books arrived damaged');
+    expect(mail.text).toContain('Note: Water <damage>');
+    expect(mail.text).toContain('Refunded so far: 39.98 USD of 60.07 USD');
+    expect(mail.html).toContain('Note: Water &lt;damage&gt;');
+    expect(mail.html.replace(/>\s+</g, '><')).toContain('<td>Middlemarch</td><td align="right">2</td><td align="right">19.99 USD</td><td align="right">39.98 USD</td>');
+
+    const second = paymentRefundSucceededEvent({ ...payment, amount: 5, refundedAmount: 44.98, reason: 'OTHER' });
+    await publish(TOPICS.paymentRefundSucceeded, second);
+    await waitFor(() => applied(second.eventId), { what: 'the second refund applied' });
+    await waitFor(() => mailsTo(mailbox, email, /^Refund of/).length === 2, { what: 'the second refund e-mail' });
+    expect(mailsTo(mailbox, email, /^Refund of 39\.98/)).toHaveLength(1);
+    expect(await recorded(email)).toBe(3);
+  });
+
+  it('tells of a refund of an amount without lines, and the note only when there is one', async () => {
+    const { event, email, orderId, number } = await paidOrder();
+    const refund = paymentRefundSucceededEvent({ paymentId: event.paymentId, userId: event.userId, orderId, paymentAmount: event.amount, amount: 7.5 });
+    await publish(TOPICS.paymentRefundSucceeded, refund);
+    const mail = await mailTo(mailbox, email, /^Refund of/);
+    expect(mail.subject).toBe(`Refund of 7.50 USD for order ${number}`);
+    expect(mail.text).toContain('Refunded amount: 7.50 USD');
+    expect(mail.text).toContain('Reason: at your request');
+    expect(mail.text).toContain('Refunded so far: 7.50 USD of 60.07 USD');
+    expect(mail.text).not.toContain('Middlemarch');
+    expect(mail.text).not.toContain('Note:');
+    expect(mail.html).not.toContain('<table');
+  });
+
+  it("sends no refund e-mail for a cancel's refund nor for the refund that completes the payment's", async () => {
+    const [cancelled, completed] = [await paidOrder(), await paidOrder()];
+    expect((await request(stack.urls.order).post(`/api/orders/${cancelled.orderId}/cancel`).set('Authorization', buyer.bearer)).status).toBe(204);
+    const refunds = [cancelled, completed].map(({ event, orderId }) =>
+      paymentRefundSucceededEvent({ paymentId: event.paymentId, userId: event.userId, orderId, paymentAmount: event.amount, amount: event.amount, full: true }),
+    );
+    // A partial refund arriving for a cancelled order is the cancel's business too.
+    const partial = paymentRefundSucceededEvent({ paymentId: cancelled.event.paymentId, userId: cancelled.event.userId, paymentAmount: 60.07, amount: 1 });
+    for (const refund of [...refunds, partial]) await publish(TOPICS.paymentRefundSucceeded, refund);
+    for (const refund of [...refunds, partial]) await waitFor(() => applied(refund.eventId), { what: 'the refund applied' });
+    expect(await recorded(cancelled.email)).toBe(1);
+    expect(await recorded(completed.email)).toBe(1);
   });
 });

@@ -4,11 +4,20 @@
  * moves the order to SHIPPED. Each is recorded in the transaction that handles its cause, keyed by
  * the event's id (a consumed event) or the order (shipped, which happens once), so handling a cause
  * twice records one e-mail. The customer's address and first name come with `payment-success` and
- * are kept per order for the e-mails after it; a later e-mail (a partial refund) consumes its own
- * event the same way.
+ * are kept per order for the e-mails after it.
+ *
+ * A refund an admin makes of part of an order (`payment-refund-succeeded`) has its own e-mail,
+ * `order-refund`: the refunded lines or the amount, the reason in words, the admin's note, and
+ * what has been refunded of the order's total so far. It is not sent for a refund that made the
+ * payment REFUNDED (`full`): a cancel's refund is always one, and so is an admin's last refund;
+ * each is followed, in the same transaction, by `payment-refunded`, whose e-mail (`order-refunded`,
+ * the cancellation one for a cancelled order) already tells the customer, as it does for a refund
+ * made in the provider's dashboard; so each refund makes one e-mail. Nor is it sent for an order
+ * that is CANCELLED: the flags of a refund cannot tell a cancel's from an admin's (both can be
+ * full without restock), but the order's status can, and the cancellation e-mail covers its money.
  */
 import { Column, Entity, PrimaryColumn, Table, type EntityManager, type MigrationInterface, type QueryRunner } from 'typeorm';
-import type { PaymentRefundedEvent, PaymentSuccessEvent } from '../../platform/events/topics';
+import type { PaymentRefundSucceededEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../../platform/events/topics';
 import { enqueueMail } from '../../platform/mail/outbox';
 import type { MailTemplates } from '../../platform/mail/templates';
 import { fromCents, toCents } from '../../platform/money';
@@ -58,6 +67,15 @@ export function parseTrackingNumber(value: unknown, status: string): string | nu
   return value.trim();
 }
 
+/** The refund reasons of CONTRACT §11 as the customer reads them; an unknown one reads as the last. */
+const REFUND_REASONS: Record<string, string> = {
+  REQUESTED_BY_CUSTOMER: 'at your request',
+  DAMAGED: 'the books arrived damaged',
+  DUPLICATE: 'a duplicate charge',
+  FRAUDULENT: 'a fraudulent charge',
+  OTHER: 'other',
+};
+
 interface Line {
   bookTitle: string;
   quantity: number;
@@ -83,6 +101,21 @@ export class OrderMail {
     await this.record(manager, event.eventId, 'order-refunded', recipient, order, await this.lines(manager, order.id), {
       cancelled: order.status === 'CANCELLED',
       refunded: this.money(toCents(event.amount)),
+    });
+  }
+
+  async refundSucceeded(manager: EntityManager, event: PaymentRefundSucceededEvent): Promise<void> {
+    if (event.full) return;
+    const order = await manager.findOne(Order, { where: { paymentId: event.paymentId.toLowerCase() } });
+    const recipient = order && (await manager.findOne(OrderRecipient, { where: { orderId: order.id } }));
+    if (!order || !recipient || order.status === 'CANCELLED') return;
+    const lines = event.items.map((item) => ({ bookTitle: item.bookTitle, quantity: item.quantity, unitPriceCents: toCents(item.price) }));
+    await this.record(manager, event.eventId, 'order-refund', recipient, order, lines, {
+      byLines: lines.length > 0,
+      refunded: this.money(toCents(event.amount)),
+      refundedTotal: this.money(toCents(event.refundedAmount)),
+      reason: REFUND_REASONS[event.reason] ?? REFUND_REASONS.OTHER,
+      note: event.note.trim(),
     });
   }
 

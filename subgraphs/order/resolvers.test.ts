@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { TOPICS } from '../../platform/events/topics';
+import { OutgoingMail } from '../../platform/mail/entities';
 import { paymentSuccessEvent } from '../../test/event-fixtures';
 import { registeredUser, StackSuite, stackSuite, waitFor } from '../../test/harness';
 import { errorCodes, graphql } from '../../test/graphql';
@@ -171,5 +172,26 @@ describe('the order subgraph', () => {
     ]);
     const rest = await request(suite.stack.urls.order).get(`/api/orders/${order.orderId}`).set('Authorization', owner.bearer);
     expect(rest.body.status).toBe('CANCELLED');
+  });
+
+  it('takes a tracking number to SHIPPED with the rules of PUT /api/orders/{id}/status, into the shipment e-mail', async () => {
+    const buyer = await registeredUser(suite.stack);
+    const order = await orderFor(buyer.userId, buyer.bearer);
+    const move = 'mutation ($id: ID!, $s: OrderStatus!, $t: String) { updateOrderStatus(orderId: $id, status: $s, trackingNumber: $t) { status } }';
+    const refused = async (variables: Record<string, unknown>) => (await gql(move, suite.admin.bearer, { id: order.orderId, ...variables })).body.errors;
+
+    expect(await refused({ s: 'PROCESSING', t: '1Z999' })).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', validationErrors: ['trackingNumber: only with status SHIPPED'] }) }),
+    ]);
+    expect((await gql(move, suite.admin.bearer, { id: order.orderId, s: 'PROCESSING', t: null })).body).toEqual({ data: { updateOrderStatus: { status: 'PROCESSING' } } });
+    expect(await refused({ s: 'SHIPPED', t: '<script>' })).toEqual([
+      expect.objectContaining({
+        extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', validationErrors: ['trackingNumber: must be 1 to 64 letters, digits, spaces or dashes'] }),
+      }),
+    ]);
+    const shipped = await gql(move, suite.admin.bearer, { id: order.orderId, s: 'SHIPPED', t: ' 1Z999AA10123456784 ' });
+    expect(shipped.body).toEqual({ data: { updateOrderStatus: { status: 'SHIPPED' } } });
+    const mail = await suite.stack.services.order!.db.manager.findOneByOrFail(OutgoingMail, { mailKey: `${order.orderId}:order-shipped` });
+    expect(mail.text).toContain('Tracking number: 1Z999AA10123456784');
   });
 });

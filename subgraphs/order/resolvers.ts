@@ -3,6 +3,7 @@ import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseLimitOffsetArgs, parseUuid } from '../../platform/validation';
+import { parseTrackingNumber } from './order-mail';
 import type { OrderItemResolvers, OrderResolvers, Resolvers } from './generated/resolvers-types';
 import { allowedTransitions, type OrderItemResponse, type OrderResponse, type OrderService } from './service';
 import type { WebhookService } from './webhooks/service';
@@ -49,7 +50,10 @@ export function orderResolvers(service: OrderService, webhooks: WebhookService):
       ...hooks.Mutation,
       updateOrderStatus: (_, args, ctx) => {
         const principal = requireAuth(ctx);
-        return service.updateStatus(principal, parseUuid(args.orderId, 'orderId'), args.status);
+        const orderId = parseUuid(args.orderId, 'orderId');
+        // Absent and null alike mean none, as an absent query parameter does in REST.
+        const trackingNumber = parseTrackingNumber(args.trackingNumber ?? undefined, args.status);
+        return service.updateStatus(principal, orderId, args.status, trackingNumber);
       },
       cancelOrder: (_, args, ctx) => {
         const principal = requireAuth(ctx);

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { In, Not, type EntityManager } from 'typeorm';
 import { forUpdate, type Database } from '../../platform/database';
 import { fromCents, toCents } from '../../platform/money';
-import type { PaymentRefundFailedEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../../platform/events/topics';
+import type { PaymentRefundFailedEvent, PaymentRefundSucceededEvent, PaymentRefundedEvent, PaymentSuccessEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
 import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
@@ -88,6 +88,7 @@ export interface OrderMailEffects {
   confirmed(manager: EntityManager, event: PaymentSuccessEvent, order: Order): Promise<void>;
   refunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void>;
   shipped(manager: EntityManager, order: Order, trackingNumber: string | null): Promise<void>;
+  refundSucceeded(manager: EntityManager, event: PaymentRefundSucceededEvent): Promise<void>;
 }
 
 export class OrderService {
@@ -276,6 +277,15 @@ export class OrderService {
     const result = await manager.update(Order, { paymentId, status: Not('CANCELLED') }, { status: 'REFUNDED', updatedAt: now });
     if (result.affected === 0) this.logger.info({ paymentId }, 'refund reported for a payment with no open order');
     await this.mail?.refunded(manager, event);
+  }
+
+  /**
+   * `payment-refund-succeeded`: a refund of part of the order changes neither its status nor its
+   * refundStatus (those follow a cancel or a refund in full, `payment-refunded`); it is told to the
+   * customer by e-mail (order-mail.ts says which refunds are).
+   */
+  async refundSucceeded(manager: EntityManager, event: PaymentRefundSucceededEvent): Promise<void> {
+    await this.mail?.refundSucceeded(manager, event);
   }
 
   /**

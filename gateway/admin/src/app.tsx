@@ -7,6 +7,7 @@ import { BooksPage } from './pages/books';
 import { MailPage } from './pages/mail';
 import { ReferencePage } from './pages/references';
 import { DashboardPage } from './pages/dashboard';
+import { OrderDetailPage } from './pages/order-detail';
 import { OrdersPage } from './pages/orders';
 import { SignInPage } from './pages/sign-in';
 import { UserDetailPage } from './pages/user-detail';
@@ -23,6 +24,7 @@ function Page({ location, session }: { location: Location; session: Session }) {
   if (path === '/users') return <UsersPage key={location.query.get('q') ?? ''} location={location} />;
   if ((match = path.match(new RegExp(`^/users/(${UUID})$`)))) return <UserDetailPage key={match[1]} userId={match[1]} selfId={session.userId} />;
   if (path === '/orders') return <OrdersPage location={location} />;
+  if ((match = path.match(new RegExp(`^/orders/(${UUID})$`)))) return <OrderDetailPage key={match[1]} orderId={match[1]} />;
   if (path === '/books') return <BooksPage key={location.query.toString()} location={location} />;
   if (path === '/authors' || path === '/categories' || path === '/publishers') return <ReferencePage key={path} kind={path.slice(1) as 'authors' | 'categories' | 'publishers'} />;
   if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1]} />;

@@ -7,6 +7,17 @@ export function money(value: string): string {
   return `${negative ? '-' : ''}${grouped}.${cents.padEnd(2, '0').slice(0, 2)}`;
 }
 
+/** A non-negative decimal string (`12.5`, `12.50`) in cents, without a float; NaN for anything else. */
+export function cents(value: string): number {
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(value.trim());
+  return match ? Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0')) : Number.NaN;
+}
+
+/** Cents as the API's decimal string, `1234` as `12.34`. */
+export function decimal(amountCents: number): string {
+  return `${Math.trunc(amountCents / 100)}.${String(amountCents % 100).padStart(2, '0')}`;
+}
+
 export function count(value: number): string {
   return value.toLocaleString('en-US');
 }

@@ -57,7 +57,11 @@ export type Mutation = {
   readonly rotateWebhookSecret: WebhookEndpointSecret;
   /** ADMIN: sends a `webhook.test` ping now and answers its delivery. */
   readonly sendWebhookTest: WebhookDelivery;
-  /** ADMIN: CONFIRMED → PROCESSING → SHIPPED → DELIVERED, or CANCELLED before SHIPPED. */
+  /**
+   * ADMIN: CONFIRMED → PROCESSING → SHIPPED → DELIVERED, or CANCELLED before SHIPPED. `trackingNumber`
+   * (only with SHIPPED; 1 to 64 letters, digits, spaces or dashes) goes into the shipment e-mail, as
+   * with `PUT /api/orders/{id}/status?trackingNumber=`.
+   */
   readonly updateOrderStatus: Order;
   /** ADMIN: changes the fields given; `enabled: true` also clears a disabled endpoint's reason. */
   readonly updateWebhookEndpoint: WebhookEndpoint;
@@ -98,6 +102,7 @@ export type MutationSendWebhookTestArgs = {
 export type MutationUpdateOrderStatusArgs = {
   orderId: Scalars['ID']['input'];
   status: OrderStatus;
+  trackingNumber?: InputMaybe<Scalars['String']['input']>;
 };
 
 

@@ -12,7 +12,9 @@ import {
   DeleteUserDocument,
   EndUserSessionsDocument,
   LocalMailboxDocument,
+  OrderDocument,
   OrdersDocument,
+  RefundPaymentDocument,
   ReportsDocument,
   ResendWebhookDeliveryDocument,
   RotateWebhookSecretDocument,
@@ -26,14 +28,16 @@ import {
   UsersDocument,
   WebhookDeliveriesDocument,
   WebhookEndpointsDocument,
+  type OrderQuery,
   type OrdersQuery,
+  type RefundInput,
   type OrderStatus,
   type UserInput,
   type UserQuery,
 } from './generated/operations';
 import { graphql } from './graphql';
 
-export type { OrderStatus } from './generated/operations';
+export type { OrderStatus, RefundInput, RefundReason, RefundRowFragment as RefundRow } from './generated/operations';
 export type { WebhookDeliveryRowFragment as WebhookDeliveryRow, WebhookEndpointRowFragment as WebhookEndpointRow } from './generated/operations';
 export type { DashboardQuery as DashboardData, ReportsQuery as ReportsData, UserQuery as UserData, UserProfileFragment as UserProfile } from './generated/operations';
 
@@ -48,6 +52,7 @@ export type UserOrder = UserDetail['orders'][number];
 export type UserSession = NonNullable<UserDetail['sessions']>[number];
 export type LineItem = UserPayment['items'][number];
 export type OrderRow = OrdersQuery['orders'][number];
+export type OrderDetail = NonNullable<OrderQuery['order']>;
 /** What the profile form edits: the schema's UserInput but `email`, which may only be sent unchanged. */
 export type ProfileFields = Omit<UserInput, 'email'>;
 
@@ -63,6 +68,8 @@ export const api = {
   deleteUser: (userId: string) => graphql(DeleteUserDocument, { userId }),
   endUserSessions: (userId: string) => graphql(EndUserSessionsDocument, { userId }).then((data) => data.endUserSessions),
   orders: (status: OrderStatus | undefined, limit: number, offset: number) => graphql(OrdersDocument, { status: status ?? null, limit, offset }).then((data) => data.orders),
+  order: (orderId: string) => graphql(OrderDocument, { orderId }).then((data) => data.order),
+  refundPayment: (paymentId: string, input: RefundInput) => graphql(RefundPaymentDocument, { paymentId, input }).then((data) => data.refundPayment),
   updateOrderStatus: (orderId: string, status: OrderStatus) => graphql(UpdateOrderStatusDocument, { orderId, status }).then((data) => data.updateOrderStatus),
   localMailbox: (limit: number) => graphql(LocalMailboxDocument, { limit }).then((data) => data.localMailbox),
   webhookEndpoints: () => graphql(WebhookEndpointsDocument),

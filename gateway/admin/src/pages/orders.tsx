@@ -1,6 +1,7 @@
 /**
  * Orders: every order newest first, filtered by status (`?status=`), a page at a time (`?page=`),
- * and each moved on only to the statuses its current one allows.
+ * and each moved on only to the statuses its current one allows. An order's id opens its page
+ * (order-detail.tsx), where its payment is refunded in part.
  */
 import { useState } from 'preact/hooks';
 import { api, ORDER_STATUSES, type OrderRow, type OrderStatus } from '../api/operations';
@@ -107,7 +108,9 @@ export function OrdersPage({ location }: { location: Location }) {
             return (
               <tr key={order.orderId} data-order-id={order.orderId}>
                 <td>
-                  <code title={order.orderId}>{shortId(order.orderId)}</code>
+                  <Link href={href(`/orders/${order.orderId}`)}>
+                    <code title={order.orderId}>{shortId(order.orderId)}</code>
+                  </Link>
                 </td>
                 <td>
                   <Link href={href(`/users/${order.userId}`)}>{order.user ? fullName(order.user) : shortId(order.userId)}</Link>

@@ -142,9 +142,13 @@ export type UserRowFragment = { userId: string, firstName: string, lastName: str
 
 export type UserProfileFragment = { dateOfBirth: string, address: string, updatedAt: string, userId: string, firstName: string, lastName: string, email: string, phoneNumber: string, createdAt: string };
 
+export type OrderSummaryFragment = { orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, user: { email: string, firstName: string, lastName: string } | null };
+
 export type WebhookEndpointRowFragment = { id: string, url: string, events: Array<string>, description: string | null, enabled: boolean, disabledAt: string | null, disabledReason: string | null, failingSince: string | null, createdAt: string };
 
 export type WebhookDeliveryRowFragment = { id: string, eventId: string, type: string, status: WebhookDeliveryStatus, attempts: number, nextAttemptAt: string | null, lastStatusCode: number | null, lastError: string | null, responseExcerpt: string | null, createdAt: string, updatedAt: string };
+
+export type RefundRowFragment = { refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> };
 
 export type LocalMailboxQueryVariables = Exact<{
   limit?: InputMaybe<Scalars['Int']['input']>;
@@ -153,6 +157,13 @@ export type LocalMailboxQueryVariables = Exact<{
 
 export type LocalMailboxQuery = { localMailbox: { enabled: boolean, location: string | null, messages: Array<{ id: string, receivedAt: string, from: string, to: Array<string>, subject: string, text: string, html: string }> } };
 
+export type OrderQueryVariables = Exact<{
+  orderId: Scalars['ID']['input'];
+}>;
+
+
+export type OrderQuery = { order: { refundStatus: OrderRefundStatus | null, orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, items: Array<{ bookId: string, bookTitle: string, quantity: number, price: string }>, payment: { paymentId: string, amount: string, status: PaymentStatus, refundedAmount: string, refunds: Array<{ refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> }> } | null, user: { email: string, firstName: string, lastName: string } | null } | null };
+
 export type OrdersQueryVariables = Exact<{
   status?: InputMaybe<OrderStatus>;
   limit: Scalars['Int']['input'];
@@ -160,7 +171,15 @@ export type OrdersQueryVariables = Exact<{
 }>;
 
 
-export type OrdersQuery = { orders: Array<{ orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, user: { email: string, firstName: string, lastName: string } | null, items: Array<{ bookTitle: string, quantity: number }> }> };
+export type OrdersQuery = { orders: Array<{ orderId: string, userId: string, totalAmount: string, status: OrderStatus, allowedNextStatuses: Array<OrderStatus>, createdAt: string, updatedAt: string, items: Array<{ bookTitle: string, quantity: number }>, user: { email: string, firstName: string, lastName: string } | null }> };
+
+export type RefundPaymentMutationVariables = Exact<{
+  paymentId: Scalars['ID']['input'];
+  input: RefundInput;
+}>;
+
+
+export type RefundPaymentMutation = { refundPayment: { refundId: string, orderId: string | null, amount: string, reason: string, note: string | null, restock: boolean, status: RefundStatus, failureReason: string | null, createdAt: string, items: Array<{ bookId: string, quantity: number }> } };
 
 export type ReportsQueryVariables = Exact<{
   from: Scalars['String']['input'];
@@ -300,6 +319,22 @@ export const UserProfileFragmentDoc = new TypedDocumentString(`
   phoneNumber
   createdAt
 }`, {"fragmentName":"UserProfile"}) as unknown as TypedDocumentString<UserProfileFragment, unknown>;
+export const OrderSummaryFragmentDoc = new TypedDocumentString(`
+    fragment OrderSummary on Order {
+  orderId
+  userId
+  user {
+    email
+    firstName
+    lastName
+  }
+  totalAmount
+  status
+  allowedNextStatuses
+  createdAt
+  updatedAt
+}
+    `, {"fragmentName":"OrderSummary"}) as unknown as TypedDocumentString<OrderSummaryFragment, unknown>;
 export const WebhookEndpointRowFragmentDoc = new TypedDocumentString(`
     fragment WebhookEndpointRow on WebhookEndpoint {
   id
@@ -328,6 +363,23 @@ export const WebhookDeliveryRowFragmentDoc = new TypedDocumentString(`
   updatedAt
 }
     `, {"fragmentName":"WebhookDeliveryRow"}) as unknown as TypedDocumentString<WebhookDeliveryRowFragment, unknown>;
+export const RefundRowFragmentDoc = new TypedDocumentString(`
+    fragment RefundRow on Refund {
+  refundId
+  orderId
+  amount
+  reason
+  note
+  items {
+    bookId
+    quantity
+  }
+  restock
+  status
+  failureReason
+  createdAt
+}
+    `, {"fragmentName":"RefundRow"}) as unknown as TypedDocumentString<RefundRowFragment, unknown>;
 export const BookDocument = new TypedDocumentString(`
     query Book($id: ID!) {
   book(id: $id) {
@@ -438,28 +490,102 @@ export const LocalMailboxDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<LocalMailboxQuery, LocalMailboxQueryVariables>;
+export const OrderDocument = new TypedDocumentString(`
+    query Order($orderId: ID!) {
+  order(orderId: $orderId) {
+    ...OrderSummary
+    refundStatus
+    items {
+      bookId
+      bookTitle
+      quantity
+      price
+    }
+    payment {
+      paymentId
+      amount
+      status
+      refundedAmount
+      refunds {
+        ...RefundRow
+      }
+    }
+  }
+}
+    fragment OrderSummary on Order {
+  orderId
+  userId
+  user {
+    email
+    firstName
+    lastName
+  }
+  totalAmount
+  status
+  allowedNextStatuses
+  createdAt
+  updatedAt
+}
+fragment RefundRow on Refund {
+  refundId
+  orderId
+  amount
+  reason
+  note
+  items {
+    bookId
+    quantity
+  }
+  restock
+  status
+  failureReason
+  createdAt
+}`) as unknown as TypedDocumentString<OrderQuery, OrderQueryVariables>;
 export const OrdersDocument = new TypedDocumentString(`
     query Orders($status: OrderStatus, $limit: Int!, $offset: Int!) {
   orders(status: $status, limit: $limit, offset: $offset) {
-    orderId
-    userId
-    user {
-      email
-      firstName
-      lastName
-    }
-    totalAmount
-    status
-    allowedNextStatuses
-    createdAt
-    updatedAt
+    ...OrderSummary
     items {
       bookTitle
       quantity
     }
   }
 }
-    `) as unknown as TypedDocumentString<OrdersQuery, OrdersQueryVariables>;
+    fragment OrderSummary on Order {
+  orderId
+  userId
+  user {
+    email
+    firstName
+    lastName
+  }
+  totalAmount
+  status
+  allowedNextStatuses
+  createdAt
+  updatedAt
+}`) as unknown as TypedDocumentString<OrdersQuery, OrdersQueryVariables>;
+export const RefundPaymentDocument = new TypedDocumentString(`
+    mutation RefundPayment($paymentId: ID!, $input: RefundInput!) {
+  refundPayment(paymentId: $paymentId, input: $input) {
+    ...RefundRow
+  }
+}
+    fragment RefundRow on Refund {
+  refundId
+  orderId
+  amount
+  reason
+  note
+  items {
+    bookId
+    quantity
+  }
+  restock
+  status
+  failureReason
+  createdAt
+}`) as unknown as TypedDocumentString<RefundPaymentMutation, RefundPaymentMutationVariables>;
 export const ReportsDocument = new TypedDocumentString(`
     query Reports($from: String!, $to: String!) {
   revenueReport(from: $from, to: $to) {
