@@ -72,10 +72,13 @@ describe('a hand-computed scenario over two months', () => {
   let stack: Stack;
   let admin: string;
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
-  /** Both months as /analytics/revenue and /analytics/orders count them for 2026-09-30 to 2026-10-10. */
+  /**
+   * Both months as /analytics/revenue and /analytics/orders count them for 2026-09-30 to 2026-10-10:
+   * p4, paid on 10-05, counts there; its refund comes out of 10-20, outside the range.
+   */
   const MONTHS_OF_SEPT30_TO_OCT10 = [
     { month: '2026-09', revenue: 0, paidOrders: 0, ordersCreated: 1 },
-    { month: '2026-10', revenue: 45, paidOrders: 2, ordersCreated: 2 },
+    { month: '2026-10', revenue: 84.98, paidOrders: 3, ordersCreated: 2 },
   ];
 
   beforeAll(async () => {
@@ -97,7 +100,8 @@ describe('a hand-computed scenario over two months', () => {
       p3.created('2026-09-30'),
       p3.failed('2026-09-30'),
       p3.success('2026-10-01'),
-      // The refund arrives before its success: the order of arrival must not matter.
+      // The refund arrives before its success: the order of arrival must not matter. Refunded in
+      // full from the provider's dashboard (no refund event of ours), it comes out on 10-20.
       p4.created('2026-10-05'),
       p4.refunded('2026-10-20'),
       p4.success('2026-10-05'),
@@ -143,11 +147,11 @@ describe('a hand-computed scenario over two months', () => {
   it('answers revenue for an inclusive range spanning both months', async () => {
     const res = await get('/analytics/revenue?from=2026-09-30&to=2026-10-10');
     expect(res.body).toEqual({
-      totalRevenue: 45,
+      totalRevenue: 84.98,
       daily: [
         { date: '2026-09-30', revenue: 0, paidOrders: 0 },
         { date: '2026-10-01', revenue: 40, paidOrders: 1 },
-        { date: '2026-10-05', revenue: 0, paidOrders: 0 },
+        { date: '2026-10-05', revenue: 39.98, paidOrders: 1 },
         { date: '2026-10-10', revenue: 5, paidOrders: 1 },
       ],
       monthly: MONTHS_OF_SEPT30_TO_OCT10,
@@ -156,7 +160,7 @@ describe('a hand-computed scenario over two months', () => {
     expect((await get('/analytics/revenue/monthly?from=2026-09-30&to=2026-10-10')).body).toEqual(res.body.monthly);
   });
 
-  it('answers the whole two months', async () => {
+  it('answers the whole two months, the refund out of the day it was refunded', async () => {
     const res = await get('/analytics/revenue/monthly?from=2026-09-01&to=2026-10-31');
     expect(res.body).toEqual([
       { month: '2026-09', revenue: 59.97, paidOrders: 1, ordersCreated: 3 },
@@ -173,16 +177,17 @@ describe('a hand-computed scenario over two months', () => {
       '2026-10-20',
       '2026-10-31',
     ]);
+    expect(daily.body.find((d: { date: string }) => d.date === '2026-10-20')).toEqual({ date: '2026-10-20', revenue: -39.98, paidOrders: -1 });
   });
 
   it('answers orders for the same range, totals covering the range only', async () => {
     expect((await get('/analytics/orders?from=2026-09-30&to=2026-10-10')).body).toEqual({
       totalOrders: 3,
-      paidOrders: 2,
+      paidOrders: 3,
       daily: [
         { date: '2026-09-30', ordersCreated: 1, paidOrders: 0 },
         { date: '2026-10-01', ordersCreated: 0, paidOrders: 1 },
-        { date: '2026-10-05', ordersCreated: 1, paidOrders: 0 },
+        { date: '2026-10-05', ordersCreated: 1, paidOrders: 1 },
         { date: '2026-10-10', ordersCreated: 1, paidOrders: 1 },
       ],
       monthly: MONTHS_OF_SEPT30_TO_OCT10,
