@@ -1,72 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { TOPICS, type EventItem } from '../../platform/events/topics';
+import { EMPTY_DASHBOARD, book, dashboardWhen, events, item, publish, type Publishable } from '../../test/analytics-events';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { ratioHalfUp, resolveRange } from './service';
 
-const book = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const [A, B, C, D, E] = [1, 2, 3, 4, 5].map(book);
-
-function item(bookId: string, quantity: number, price: number): EventItem {
-  return { bookId, bookTitle: `Title ${bookId.slice(-2)}`, quantity, price };
-}
-
-interface Publishable {
-  topic: string;
-  event: Record<string, unknown> & { eventId: string; paymentId: string };
-}
-
-function events(paymentId: string, amount: number, items: EventItem[]) {
-  const base = { paymentId, checkoutId: randomUUID(), userId: randomUUID() };
-  const at = (day: string) => `${day}T12:00:00.000Z`;
-  return {
-    created: (day: string): Publishable => ({
-      topic: TOPICS.paymentCreated,
-      event: { eventId: randomUUID(), type: 'PaymentCreatedEvent', occurredAt: at(day), ...base, amount, items },
-    }),
-    success: (day: string): Publishable => ({
-      topic: TOPICS.paymentSuccess,
-      event: {
-        eventId: randomUUID(),
-        type: 'PaymentSuccessEvent',
-        occurredAt: at(day),
-        ...base,
-        transactionId: 'pi_1',
-        amount,
-        items,
-        email: 'a@example.com',
-        firstName: 'A',
-        phoneNumber: '+10000000000',
-      },
-    }),
-    completed: (day: string): Publishable => ({
-      topic: TOPICS.paymentCompleted,
-      event: { eventId: randomUUID(), type: 'PaymentCompletedEvent', occurredAt: at(day), paymentId, orderId: randomUUID(), transactionId: 'pi_1', amount },
-    }),
-    failed: (day: string): Publishable => ({
-      topic: TOPICS.paymentFailed,
-      event: { eventId: randomUUID(), type: 'PaymentFailedEvent', occurredAt: at(day), ...base, transactionId: 'pi_1', amount, reason: 'card_declined' },
-    }),
-    refunded: (day: string): Publishable => ({
-      topic: TOPICS.paymentRefunded,
-      event: { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: at(day), paymentId, userId: base.userId, transactionId: 'pi_1', amount },
-    }),
-  };
-}
-
-async function publish(stack: Stack, items: Publishable[]): Promise<void> {
-  for (const { topic, event } of items) await stack.bus.publish([{ topic, key: event.paymentId, value: JSON.stringify(event) }]);
-}
-
-async function dashboardWhen(stack: Stack, bearer: string, predicate: (body: Record<string, number>) => boolean) {
-  return waitFor(
-    async () => {
-      const res = await request(stack.urls.analytics).get('/analytics/dashboard').set('Authorization', bearer);
-      return res.status === 200 && predicate(res.body) ? (res.body as Record<string, number>) : undefined;
-    },
-    { what: 'the dashboard to show the events' },
-  );
-}
 
 describe('a hand-computed scenario over two months', () => {
   let stack: Stack;
@@ -125,11 +63,28 @@ describe('a hand-computed scenario over two months', () => {
   it('answers the dashboard', async () => {
     const res = await get('/analytics/dashboard');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ totalOrders: 7, paidOrders: 4, failedPayments: 1, totalRevenue: 114.97, averageOrderValue: 28.74, booksSold: 7, paymentSuccessRate: 80 });
+    expect(res.body).toEqual({
+      ...EMPTY_DASHBOARD,
+      totalOrders: 7,
+      paidOrders: 4,
+      failedPayments: 1,
+      totalRevenue: 114.97,
+      averageOrderValue: 28.74,
+      booksSold: 7,
+      paymentSuccessRate: 80,
+    });
   });
 
   it('answers payments with the refunds', async () => {
-    expect((await get('/analytics/payments')).body).toEqual({ paidOrders: 4, failedPayments: 1, paymentSuccessRate: 80, refundedPayments: 1, refundedAmount: 39.98 });
+    expect((await get('/analytics/payments')).body).toEqual({
+      paidOrders: 4,
+      failedPayments: 1,
+      paymentSuccessRate: 80,
+      refundedPayments: 1,
+      refundedAmount: 39.98,
+      totalRefunds: 0,
+      totalRefundedAmount: 0,
+    });
   });
 
   it('answers books: sold, and the best sellers by quantity then revenue', async () => {
@@ -259,15 +214,7 @@ describe('figures on small and empty data', () => {
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
 
   it('answers zeros on a fresh install', async () => {
-    expect((await get('/analytics/dashboard')).body).toEqual({
-      totalOrders: 0,
-      paidOrders: 0,
-      failedPayments: 0,
-      totalRevenue: 0,
-      averageOrderValue: 0,
-      booksSold: 0,
-      paymentSuccessRate: 0,
-    });
+    expect((await get('/analytics/dashboard')).body).toEqual(EMPTY_DASHBOARD);
     expect((await get('/analytics/books')).body).toEqual({ booksSold: 0, topBooks: [] });
   });
 
