@@ -60,8 +60,9 @@ export type DailyRevenue = {
   readonly __typename?: 'DailyRevenue';
   /** yyyy-MM-dd (UTC) */
   readonly date: Scalars['String']['output'];
+  /** Payments paid on the day less payments refunded in full on the day; may be negative likewise. */
   readonly paidOrders: Scalars['Int']['output'];
-  /** Paid on the day, less what was refunded on the day. */
+  /** Paid on the day, less what was refunded on the day: negative on a day that refunded more than it sold. */
   readonly revenue: Scalars['Money']['output'];
 };
 
