@@ -147,7 +147,8 @@ const quantityOf = (items: FactItem[]) => items.reduce((sum, item) => sum + item
 /**
  * What of a fully refunded payment no refund event covers: a refund made in the provider's own
  * dashboard, or refund events not heard of yet. Per book, the quantity paid less the quantity the
- * refunds gave back (never below zero), at the price paid; the amount likewise.
+ * refunds gave back (never below zero), at the price paid; the amount likewise. A refunded line of a
+ * book the payment's items do not list lowers nothing here.
  */
 function uncovered(amountCents: number, items: FactItem[], refunds: FactRefund[]): { amountCents: number; items: FactItem[] } {
   const given = new Map<string, number>();
@@ -177,15 +178,16 @@ export function contribute(fact: Fact, sign: 1 | -1, deltas: Deltas): void {
   if (fact.paidDay) {
     deltas.addDay(fact.paidDay, { paidOrders: 1, revenueCents: amount, booksSold: quantityOf(items) }, sign);
     for (const item of items) deltas.addBook(item, sign);
-    // A refund of an amount (no lines) lowers the day's revenue only: no book's figures say which
-    // book it was for. A full refund later gives the books' share back (uncovered, below).
+    // A refund of an amount (no lines) lowers the day's revenue only: nothing says which book it
+    // was for. If a full refund follows, it takes the books out (uncovered, below).
     for (const refund of refunds) {
       deltas.addDay(refund.day, { revenueCents: -refund.amountCents, booksSold: -quantityOf(refund.items), refunds: 1, refundsCents: refund.amountCents }, sign);
       for (const item of refund.items) deltas.addBook(item, -sign);
     }
   }
-  // A failure counts only while no success is known for the payment. A refund is one: the provider
-  // gives back only money it took, even when its success arrives after the refund, or never.
+  // A failure counts only while no success is known for the payment. A full refund is one: the
+  // provider gives back only money it took, even when its success arrives after the refund, or
+  // never. (Unchanged by §11: a refund-succeeded event alone leaves a failure as it stands.)
   if (fact.failedDay && !fact.paidDay && !fact.refundedDay) deltas.addDay(fact.failedDay, { failedPayments: 1 }, sign);
   if (fact.refundedDay && fact.paidDay) {
     const rest = uncovered(amount, items, refunds);
