@@ -1,81 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { TOPICS, type EventItem } from '../../platform/events/topics';
+import { EMPTY_DASHBOARD, book, dashboardWhen, events, item, publish, type Publishable } from '../../test/analytics-events';
 import { adminSession, expectEnvelope, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { ratioHalfUp, resolveRange } from './service';
 
-const book = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const [A, B, C, D, E] = [1, 2, 3, 4, 5].map(book);
-
-function item(bookId: string, quantity: number, price: number): EventItem {
-  return { bookId, bookTitle: `Title ${bookId.slice(-2)}`, quantity, price };
-}
-
-interface Publishable {
-  topic: string;
-  event: Record<string, unknown> & { eventId: string; paymentId: string };
-}
-
-function events(paymentId: string, amount: number, items: EventItem[]) {
-  const base = { paymentId, checkoutId: randomUUID(), userId: randomUUID() };
-  const at = (day: string) => `${day}T12:00:00.000Z`;
-  return {
-    created: (day: string): Publishable => ({
-      topic: TOPICS.paymentCreated,
-      event: { eventId: randomUUID(), type: 'PaymentCreatedEvent', occurredAt: at(day), ...base, amount, items },
-    }),
-    success: (day: string): Publishable => ({
-      topic: TOPICS.paymentSuccess,
-      event: {
-        eventId: randomUUID(),
-        type: 'PaymentSuccessEvent',
-        occurredAt: at(day),
-        ...base,
-        transactionId: 'pi_1',
-        amount,
-        items,
-        email: 'a@example.com',
-        firstName: 'A',
-        phoneNumber: '+10000000000',
-      },
-    }),
-    completed: (day: string): Publishable => ({
-      topic: TOPICS.paymentCompleted,
-      event: { eventId: randomUUID(), type: 'PaymentCompletedEvent', occurredAt: at(day), paymentId, orderId: randomUUID(), transactionId: 'pi_1', amount },
-    }),
-    failed: (day: string): Publishable => ({
-      topic: TOPICS.paymentFailed,
-      event: { eventId: randomUUID(), type: 'PaymentFailedEvent', occurredAt: at(day), ...base, transactionId: 'pi_1', amount, reason: 'card_declined' },
-    }),
-    refunded: (day: string): Publishable => ({
-      topic: TOPICS.paymentRefunded,
-      event: { eventId: randomUUID(), type: 'PaymentRefundedEvent', occurredAt: at(day), paymentId, userId: base.userId, transactionId: 'pi_1', amount },
-    }),
-  };
-}
-
-async function publish(stack: Stack, items: Publishable[]): Promise<void> {
-  for (const { topic, event } of items) await stack.bus.publish([{ topic, key: event.paymentId, value: JSON.stringify(event) }]);
-}
-
-async function dashboardWhen(stack: Stack, bearer: string, predicate: (body: Record<string, number>) => boolean) {
-  return waitFor(
-    async () => {
-      const res = await request(stack.urls.analytics).get('/analytics/dashboard').set('Authorization', bearer);
-      return res.status === 200 && predicate(res.body) ? (res.body as Record<string, number>) : undefined;
-    },
-    { what: 'the dashboard to show the events' },
-  );
-}
 
 describe('a hand-computed scenario over two months', () => {
   let stack: Stack;
   let admin: string;
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
-  /** Both months as /analytics/revenue and /analytics/orders count them for 2026-09-30 to 2026-10-10. */
+  /**
+   * Both months as /analytics/revenue and /analytics/orders count them for 2026-09-30 to 2026-10-10:
+   * p4, paid on 10-05, counts there; its refund comes out of 10-20, outside the range.
+   */
   const MONTHS_OF_SEPT30_TO_OCT10 = [
     { month: '2026-09', revenue: 0, paidOrders: 0, ordersCreated: 1 },
-    { month: '2026-10', revenue: 45, paidOrders: 2, ordersCreated: 2 },
+    { month: '2026-10', revenue: 84.98, paidOrders: 3, ordersCreated: 2 },
   ];
 
   beforeAll(async () => {
@@ -97,7 +38,8 @@ describe('a hand-computed scenario over two months', () => {
       p3.created('2026-09-30'),
       p3.failed('2026-09-30'),
       p3.success('2026-10-01'),
-      // The refund arrives before its success: the order of arrival must not matter.
+      // The refund arrives before its success: the order of arrival must not matter. Refunded in
+      // full from the provider's dashboard (no refund event of ours), it comes out on 10-20.
       p4.created('2026-10-05'),
       p4.refunded('2026-10-20'),
       p4.success('2026-10-05'),
@@ -121,11 +63,28 @@ describe('a hand-computed scenario over two months', () => {
   it('answers the dashboard', async () => {
     const res = await get('/analytics/dashboard');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ totalOrders: 7, paidOrders: 4, failedPayments: 1, totalRevenue: 114.97, averageOrderValue: 28.74, booksSold: 7, paymentSuccessRate: 80 });
+    expect(res.body).toEqual({
+      ...EMPTY_DASHBOARD,
+      totalOrders: 7,
+      paidOrders: 4,
+      failedPayments: 1,
+      totalRevenue: 114.97,
+      averageOrderValue: 28.74,
+      booksSold: 7,
+      paymentSuccessRate: 80,
+    });
   });
 
   it('answers payments with the refunds', async () => {
-    expect((await get('/analytics/payments')).body).toEqual({ paidOrders: 4, failedPayments: 1, paymentSuccessRate: 80, refundedPayments: 1, refundedAmount: 39.98 });
+    expect((await get('/analytics/payments')).body).toEqual({
+      paidOrders: 4,
+      failedPayments: 1,
+      paymentSuccessRate: 80,
+      refundedPayments: 1,
+      refundedAmount: 39.98,
+      totalRefunds: 0,
+      totalRefundedAmount: 0,
+    });
   });
 
   it('answers books: sold, and the best sellers by quantity then revenue', async () => {
@@ -143,11 +102,11 @@ describe('a hand-computed scenario over two months', () => {
   it('answers revenue for an inclusive range spanning both months', async () => {
     const res = await get('/analytics/revenue?from=2026-09-30&to=2026-10-10');
     expect(res.body).toEqual({
-      totalRevenue: 45,
+      totalRevenue: 84.98,
       daily: [
         { date: '2026-09-30', revenue: 0, paidOrders: 0 },
         { date: '2026-10-01', revenue: 40, paidOrders: 1 },
-        { date: '2026-10-05', revenue: 0, paidOrders: 0 },
+        { date: '2026-10-05', revenue: 39.98, paidOrders: 1 },
         { date: '2026-10-10', revenue: 5, paidOrders: 1 },
       ],
       monthly: MONTHS_OF_SEPT30_TO_OCT10,
@@ -156,7 +115,7 @@ describe('a hand-computed scenario over two months', () => {
     expect((await get('/analytics/revenue/monthly?from=2026-09-30&to=2026-10-10')).body).toEqual(res.body.monthly);
   });
 
-  it('answers the whole two months', async () => {
+  it('answers the whole two months, the refund out of the day it was refunded', async () => {
     const res = await get('/analytics/revenue/monthly?from=2026-09-01&to=2026-10-31');
     expect(res.body).toEqual([
       { month: '2026-09', revenue: 59.97, paidOrders: 1, ordersCreated: 3 },
@@ -173,16 +132,17 @@ describe('a hand-computed scenario over two months', () => {
       '2026-10-20',
       '2026-10-31',
     ]);
+    expect(daily.body.find((d: { date: string }) => d.date === '2026-10-20')).toEqual({ date: '2026-10-20', revenue: -39.98, paidOrders: -1 });
   });
 
   it('answers orders for the same range, totals covering the range only', async () => {
     expect((await get('/analytics/orders?from=2026-09-30&to=2026-10-10')).body).toEqual({
       totalOrders: 3,
-      paidOrders: 2,
+      paidOrders: 3,
       daily: [
         { date: '2026-09-30', ordersCreated: 1, paidOrders: 0 },
         { date: '2026-10-01', ordersCreated: 0, paidOrders: 1 },
-        { date: '2026-10-05', ordersCreated: 1, paidOrders: 0 },
+        { date: '2026-10-05', ordersCreated: 1, paidOrders: 1 },
         { date: '2026-10-10', ordersCreated: 1, paidOrders: 1 },
       ],
       monthly: MONTHS_OF_SEPT30_TO_OCT10,
@@ -254,15 +214,7 @@ describe('figures on small and empty data', () => {
   const get = (path: string) => request(stack.urls.analytics).get(path).set('Authorization', admin);
 
   it('answers zeros on a fresh install', async () => {
-    expect((await get('/analytics/dashboard')).body).toEqual({
-      totalOrders: 0,
-      paidOrders: 0,
-      failedPayments: 0,
-      totalRevenue: 0,
-      averageOrderValue: 0,
-      booksSold: 0,
-      paymentSuccessRate: 0,
-    });
+    expect((await get('/analytics/dashboard')).body).toEqual(EMPTY_DASHBOARD);
     expect((await get('/analytics/books')).body).toEqual({ booksSold: 0, topBooks: [] });
   });
 

@@ -30,6 +30,10 @@ export class PaymentFact {
 
   @Column({ name: 'refunded_day', type: 'varchar', length: 10, nullable: true })
   refundedDay!: string | null;
+
+  /** JSON array of { refundId, day, amountCents, items }, the payment's succeeded refunds (CONTRACT §11). */
+  @Column({ type: 'text', nullable: true })
+  refunds!: string | null;
 }
 
 @Entity({ name: 'analytics_daily' })
@@ -57,6 +61,12 @@ export class DailyAggregate {
 
   @Column({ name: 'refunded_cents', ...bigint })
   refundedCents!: number;
+
+  @Column({ ...bigint })
+  refunds!: number;
+
+  @Column({ name: 'refunds_cents', ...bigint })
+  refundsCents!: number;
 }
 
 @Entity({ name: 'analytics_book_sales' })

@@ -1,6 +1,6 @@
 /**
- * What analytics consumes: every payment event (CONTRACT §8), in batches, one consumer group for
- * all five topics. The legacy `payment-completed` counts as paid, so it closes the interface's
+ * What analytics consumes: every payment event (CONTRACT §8, §11), in batches, one consumer group
+ * for all six topics. The legacy `payment-completed` counts as paid, so it closes the interface's
  * known gap without counting a payment twice when `payment-success` also arrives.
  */
 import type { DatabaseKind } from '../../platform/database';
@@ -12,6 +12,7 @@ import {
   type PaymentCompletedEvent,
   type PaymentCreatedEvent,
   type PaymentFailedEvent,
+  type PaymentRefundSucceededEvent,
   type PaymentRefundedEvent,
   type PaymentSuccessEvent,
 } from '../../platform/events/topics';
@@ -42,6 +43,10 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
       const e = event as PaymentRefundedEvent;
       return { kind: 'refunded', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount };
     }
+    case TOPICS.paymentRefundSucceeded: {
+      const e = event as PaymentRefundSucceededEvent;
+      return { kind: 'refund', paymentId: e.paymentId.toLowerCase(), day, refundId: e.refundId.toLowerCase(), amount: e.amount, paymentAmount: e.paymentAmount, items: e.items };
+    }
     default:
       throw new Error(`analytics does not consume ${topic}`);
   }
@@ -49,7 +54,7 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
 
 export function analyticsConsumer(events: ServiceEvents, kind: DatabaseKind): Promise<Subscription> {
   return events.consumeBatch({
-    topics: schemasOf([TOPICS.paymentCreated, TOPICS.paymentSuccess, TOPICS.paymentCompleted, TOPICS.paymentFailed, TOPICS.paymentRefunded]),
+    topics: schemasOf([TOPICS.paymentCreated, TOPICS.paymentSuccess, TOPICS.paymentCompleted, TOPICS.paymentFailed, TOPICS.paymentRefunded, TOPICS.paymentRefundSucceeded]),
     // A few batches at once, so that one is parsed while another waits on the database. They lock
     // facts, then days, then books, each in key order, so they wait for each other rather than
     // deadlock (InnoDB's rare gap-lock deadlock is retried by Database.transaction); per-key order

@@ -1,7 +1,7 @@
 /**
  * What analytics knows of one payment, and what that knowledge contributes to the aggregates
- * (CONTRACT §8). Events may arrive in any order and any number of times: each one only fills in
- * the fact, and the aggregates change by (contribution after) − (contribution before).
+ * (CONTRACT §8, §11). Events may arrive in any order and any number of times: each one only fills
+ * in the fact, and the aggregates change by (contribution after) − (contribution before).
  */
 import { toCents } from '../../platform/money';
 import type { EventItem } from '../../platform/events/topics';
@@ -13,6 +13,14 @@ export interface FactItem {
   priceCents: number;
 }
 
+/** One refund that succeeded (`payment-refund-succeeded`); `items` is empty for a refund of an amount. */
+export interface FactRefund {
+  refundId: string;
+  day: string;
+  amountCents: number;
+  items: FactItem[];
+}
+
 export interface Fact {
   paymentId: string;
   amountCents: number | null;
@@ -21,13 +29,16 @@ export interface Fact {
   paidDay: string | null;
   failedDay: string | null;
   refundedDay: string | null;
+  /** The payment's succeeded refunds, by refundId; null until one is known. */
+  refunds: FactRefund[] | null;
 }
 
 export type FactEvent =
   | { kind: 'created'; paymentId: string; day: string; amount: number; items: EventItem[] }
   | { kind: 'paid'; paymentId: string; day: string; amount: number; items?: EventItem[] }
   | { kind: 'failed'; paymentId: string; day: string; amount: number }
-  | { kind: 'refunded'; paymentId: string; day: string; amount: number };
+  | { kind: 'refunded'; paymentId: string; day: string; amount: number }
+  | { kind: 'refund'; paymentId: string; day: string; refundId: string; amount: number; paymentAmount: number; items: EventItem[] };
 
 export interface DayCounters {
   ordersCreated: number;
@@ -37,9 +48,22 @@ export interface DayCounters {
   booksSold: number;
   refundedPayments: number;
   refundedCents: number;
+  /** Refunds that succeeded on the day (partial or full, from `payment-refund-succeeded`). */
+  refunds: number;
+  refundsCents: number;
 }
 
-export const DAY_COUNTERS: readonly (keyof DayCounters)[] = ['ordersCreated', 'paidOrders', 'failedPayments', 'revenueCents', 'booksSold', 'refundedPayments', 'refundedCents'];
+export const DAY_COUNTERS: readonly (keyof DayCounters)[] = [
+  'ordersCreated',
+  'paidOrders',
+  'failedPayments',
+  'revenueCents',
+  'booksSold',
+  'refundedPayments',
+  'refundedCents',
+  'refunds',
+  'refundsCents',
+];
 
 export interface BookCounters {
   bookTitle: string;
@@ -55,7 +79,7 @@ export class Deltas {
   addDay(day: string, counters: Partial<DayCounters>, sign: number): void {
     let row = this.days.get(day);
     if (!row) {
-      row = { ordersCreated: 0, paidOrders: 0, failedPayments: 0, revenueCents: 0, booksSold: 0, refundedPayments: 0, refundedCents: 0 };
+      row = Object.fromEntries(DAY_COUNTERS.map((key) => [key, 0])) as unknown as DayCounters;
       this.days.set(day, row);
     }
     for (const key of DAY_COUNTERS) row[key] += sign * (counters[key] ?? 0);
@@ -76,14 +100,14 @@ export function utcDay(instant: string): string {
 }
 
 export function emptyFact(paymentId: string): Fact {
-  return { paymentId, amountCents: null, items: null, createdDay: null, paidDay: null, failedDay: null, refundedDay: null };
+  return { paymentId, amountCents: null, items: null, createdDay: null, paidDay: null, failedDay: null, refundedDay: null, refunds: null };
 }
 
 function factItems(items: EventItem[]): FactItem[] {
   return items.map((item) => ({ bookId: item.bookId.toLowerCase(), bookTitle: item.bookTitle, quantity: item.quantity, priceCents: toCents(item.price) }));
 }
 
-const DAY_OF: Record<FactEvent['kind'], 'createdDay' | 'paidDay' | 'failedDay' | 'refundedDay'> = {
+const DAY_OF: Record<Exclude<FactEvent['kind'], 'refund'>, 'createdDay' | 'paidDay' | 'failedDay' | 'refundedDay'> = {
   created: 'createdDay',
   paid: 'paidDay',
   failed: 'failedDay',
@@ -96,6 +120,7 @@ const DAY_OF: Record<FactEvent['kind'], 'createdDay' | 'paidDay' | 'failedDay' |
  * to write.
  */
 export function withEvent(fact: Fact, event: FactEvent): Fact {
+  if (event.kind === 'refund') return withRefund(fact, event);
   const day = DAY_OF[event.kind];
   const newItems = (event.kind === 'created' || event.kind === 'paid') && event.items && fact.items === null;
   if (fact.amountCents !== null && fact[day] !== null && !newItems) return fact;
@@ -105,18 +130,68 @@ export function withEvent(fact: Fact, event: FactEvent): Fact {
   return next;
 }
 
-/** Adds `sign` × what `fact` contributes to the aggregates. */
+/** A refund is recorded once per refundId; the list is kept in refundId order, whatever the order of arrival. */
+function withRefund(fact: Fact, event: Extract<FactEvent, { kind: 'refund' }>): Fact {
+  const refunds = fact.refunds ?? [];
+  if (refunds.some((refund) => refund.refundId === event.refundId)) return fact;
+  const refund: FactRefund = { refundId: event.refundId, day: event.day, amountCents: toCents(event.amount), items: factItems(event.items) };
+  return {
+    ...fact,
+    amountCents: fact.amountCents ?? toCents(event.paymentAmount),
+    refunds: [...refunds, refund].sort((a, b) => a.refundId.localeCompare(b.refundId)),
+  };
+}
+
+const quantityOf = (items: FactItem[]) => items.reduce((sum, item) => sum + item.quantity, 0);
+
+/**
+ * What of a fully refunded payment no refund event covers: a refund made in the provider's own
+ * dashboard, or refund events not heard of yet. Per book, the quantity paid less the quantity the
+ * refunds gave back (never below zero), at the price paid; the amount likewise. A refunded line of a
+ * book the payment's items do not list lowers nothing here.
+ */
+function uncovered(amountCents: number, items: FactItem[], refunds: FactRefund[]): { amountCents: number; items: FactItem[] } {
+  const given = new Map<string, number>();
+  for (const item of refunds.flatMap((refund) => refund.items)) given.set(item.bookId, (given.get(item.bookId) ?? 0) + item.quantity);
+  const left: FactItem[] = [];
+  for (const item of items) {
+    const back = Math.min(item.quantity, given.get(item.bookId) ?? 0);
+    given.set(item.bookId, (given.get(item.bookId) ?? 0) - back);
+    if (item.quantity > back) left.push({ ...item, quantity: item.quantity - back });
+  }
+  const refunded = refunds.reduce((sum, refund) => sum + refund.amountCents, 0);
+  return { amountCents: Math.max(0, amountCents - refunded), items: left };
+}
+
+/**
+ * Adds `sign` × what `fact` contributes to the aggregates (CONTRACT §11). A paid payment counts on
+ * its paid day, whatever follows; each refund then takes its amount and its lines out of the day it
+ * succeeded, and a full refund takes the payment out of paidOrders on the day it was refunded,
+ * together with whatever of it no refund event covers, so a fully refunded payment nets to zero
+ * once all its events are in. Refunds of a payment not known as paid count nothing (yet).
+ */
 export function contribute(fact: Fact, sign: 1 | -1, deltas: Deltas): void {
   if (fact.createdDay) deltas.addDay(fact.createdDay, { ordersCreated: 1 }, sign);
   const amount = fact.amountCents ?? 0;
   const items = fact.items ?? [];
-  if (fact.paidDay && !fact.refundedDay) {
-    const booksSold = items.reduce((sum, item) => sum + item.quantity, 0);
-    deltas.addDay(fact.paidDay, { paidOrders: 1, revenueCents: amount, booksSold }, sign);
+  const refunds = fact.refunds ?? [];
+  if (fact.paidDay) {
+    deltas.addDay(fact.paidDay, { paidOrders: 1, revenueCents: amount, booksSold: quantityOf(items) }, sign);
     for (const item of items) deltas.addBook(item, sign);
+    // A refund of an amount (no lines) lowers the day's revenue only: nothing says which book it
+    // was for. If a full refund follows, it takes the books out (uncovered, below).
+    for (const refund of refunds) {
+      deltas.addDay(refund.day, { revenueCents: -refund.amountCents, booksSold: -quantityOf(refund.items), refunds: 1, refundsCents: refund.amountCents }, sign);
+      for (const item of refund.items) deltas.addBook(item, -sign);
+    }
   }
-  // A failure counts only while no success is known for the payment. A refund is one: the provider
-  // gives back only money it took, even when its success arrives after the refund, or never.
+  // A failure counts only while no success is known for the payment. A full refund is one: the
+  // provider gives back only money it took, even when its success arrives after the refund, or
+  // never. (Unchanged by §11: a refund-succeeded event alone leaves a failure as it stands.)
   if (fact.failedDay && !fact.paidDay && !fact.refundedDay) deltas.addDay(fact.failedDay, { failedPayments: 1 }, sign);
-  if (fact.refundedDay && fact.paidDay) deltas.addDay(fact.refundedDay, { refundedPayments: 1, refundedCents: amount }, sign);
+  if (fact.refundedDay && fact.paidDay) {
+    const rest = uncovered(amount, items, refunds);
+    deltas.addDay(fact.refundedDay, { paidOrders: -1, refundedPayments: 1, refundedCents: amount, revenueCents: -rest.amountCents, booksSold: -quantityOf(rest.items) }, sign);
+    for (const item of rest.items) deltas.addBook(item, -sign);
+  }
 }

@@ -4,11 +4,16 @@ import { buildService, openServiceDatabase, type ServiceDeps, type ServiceTables
 import { BookSales, DailyAggregate, PaymentFact } from './entities';
 import { analyticsConsumer } from './events';
 import { CreateAnalytics1732000000600 } from './migrations/1732000000600-CreateAnalytics';
+import { RefundsInAnalytics1732000000610 } from './migrations/1732000000610-RefundsInAnalytics';
 import { analyticsLoaders, analyticsResolvers } from './resolvers';
 import { analyticsRoutes } from './routes';
 import { AnalyticsService } from './service';
 
-const tables: ServiceTables = { name: 'analytics', entities: [PaymentFact, DailyAggregate, BookSales], migrations: [CreateAnalytics1732000000600] };
+const tables: ServiceTables = {
+  name: 'analytics',
+  entities: [PaymentFact, DailyAggregate, BookSales],
+  migrations: [CreateAnalytics1732000000600, RefundsInAnalytics1732000000610],
+};
 
 /** The analytics database alone (`npm run analytics:rebuild`). */
 export function analyticsDatabase(config: DatabaseOptions['config']) {

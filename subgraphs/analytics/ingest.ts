@@ -30,6 +30,8 @@ const DAY_COLUMNS: Record<string, string> = {
   booksSold: 'books_sold',
   refundedPayments: 'refunded_payments',
   refundedCents: 'refunded_cents',
+  refunds: 'refunds',
+  refundsCents: 'refunds_cents',
 };
 
 /**
@@ -56,8 +58,12 @@ async function upsert(
   }
 }
 
+const FACT_COLUMNS = ['payment_id', 'amount_cents', 'items', 'created_day', 'paid_day', 'failed_day', 'refunded_day', 'refunds'];
+
+const json = (value: unknown[] | null) => (value ? JSON.stringify(value) : null);
+
 function toRow(fact: Fact): unknown[] {
-  return [fact.paymentId, fact.amountCents, fact.items ? JSON.stringify(fact.items) : null, fact.createdDay, fact.paidDay, fact.failedDay, fact.refundedDay];
+  return [fact.paymentId, fact.amountCents, json(fact.items), fact.createdDay, fact.paidDay, fact.failedDay, fact.refundedDay, json(fact.refunds)];
 }
 
 /** A fact row as the driver returns it (BIGINT may come back as a string). */
@@ -69,6 +75,7 @@ interface FactRow {
   paid_day: string | null;
   failed_day: string | null;
   refunded_day: string | null;
+  refunds: string | null;
 }
 
 function fromRow(row: FactRow): Fact {
@@ -80,11 +87,16 @@ function fromRow(row: FactRow): Fact {
     paidDay: row.paid_day,
     failedDay: row.failed_day,
     refundedDay: row.refunded_day,
+    refunds: row.refunds ? (JSON.parse(row.refunds) as Fact['refunds']) : null,
   };
 }
 
 function fromEntity(entity: PaymentFact): Fact {
-  return { ...entity, items: entity.items ? (JSON.parse(entity.items) as Fact['items']) : null };
+  return {
+    ...entity,
+    items: entity.items ? (JSON.parse(entity.items) as Fact['items']) : null,
+    refunds: entity.refunds ? (JSON.parse(entity.refunds) as Fact['refunds']) : null,
+  };
 }
 
 /** Loads the facts `events` touch, applies the events in order, and writes facts and aggregate changes. */
@@ -99,7 +111,7 @@ export async function ingest(manager: EntityManager, kind: DatabaseKind, events:
   for (const part of chunks(ids)) {
     await manager.query(`${insertIgnore} analytics_payment_facts (payment_id) VALUES ${part.map(() => '(?)').join(', ')}`, part);
     const rows = await manager.query<FactRow[]>(
-      `SELECT payment_id, amount_cents, items, created_day, paid_day, failed_day, refunded_day FROM analytics_payment_facts WHERE payment_id IN (${part.map(() => '?').join(', ')})${kind === 'mysql' ? ' FOR UPDATE' : ''}`,
+      `SELECT ${FACT_COLUMNS.join(', ')} FROM analytics_payment_facts WHERE payment_id IN (${part.map(() => '?').join(', ')})${kind === 'mysql' ? ' FOR UPDATE' : ''}`,
       part,
     );
     for (const row of rows) facts.set(row.payment_id, fromRow(row));
@@ -119,9 +131,7 @@ export async function ingest(manager: EntityManager, kind: DatabaseKind, events:
   if (changed.size === 0) return;
 
   const factRows = [...changed].sort().map((id) => toRow(facts.get(id) as Fact));
-  await upsert(manager, kind, 'analytics_payment_facts', 'payment_id', ['payment_id', 'amount_cents', 'items', 'created_day', 'paid_day', 'failed_day', 'refunded_day'], factRows, {
-    replaced: ['amount_cents', 'items', 'created_day', 'paid_day', 'failed_day', 'refunded_day'],
-  });
+  await upsert(manager, kind, 'analytics_payment_facts', 'payment_id', FACT_COLUMNS, factRows, { replaced: FACT_COLUMNS.slice(1) });
 
   await writeDeltas(manager, kind, deltas);
 }

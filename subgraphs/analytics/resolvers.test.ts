@@ -50,9 +50,21 @@ const sub = (query: string, bearer?: string, variables?: Record<string, unknown>
 
 describe('the analytics subgraph', () => {
   it('answers the same figures as REST, money as decimal strings', async () => {
-    const res = await sub('{ dashboard { totalOrders paidOrders failedPayments totalRevenue averageOrderValue booksSold paymentSuccessRate } }', admin);
+    const res = await sub('{ dashboard { totalOrders paidOrders failedPayments totalRevenue averageOrderValue booksSold paymentSuccessRate totalRefunds refundedAmount } }', admin);
     expect(res.body).toEqual({
-      data: { dashboard: { totalOrders: 1, paidOrders: 1, failedPayments: 0, totalRevenue: '30.00', averageOrderValue: '30.00', booksSold: 2, paymentSuccessRate: 100 } },
+      data: {
+        dashboard: {
+          totalOrders: 1,
+          paidOrders: 1,
+          failedPayments: 0,
+          totalRevenue: '30.00',
+          averageOrderValue: '30.00',
+          booksSold: 2,
+          paymentSuccessRate: 100,
+          totalRefunds: 0,
+          refundedAmount: '0.00',
+        },
+      },
     });
     const ranged = await sub(
       'query ($from: String, $to: String) { revenueReport(from: $from, to: $to) { totalRevenue daily { date revenue paidOrders } monthly { month revenue paidOrders ordersCreated } } }',
@@ -65,8 +77,8 @@ describe('the analytics subgraph', () => {
       monthly: [{ month: '2026-10', revenue: '30.00', paidOrders: 1, ordersCreated: 1 }],
     });
     const rest = await request(stack.urls.analytics).get('/analytics/payments').set('Authorization', admin);
-    const payments = await sub('{ paymentReport { paidOrders failedPayments paymentSuccessRate refundedPayments refundedAmount } }', admin);
-    expect(payments.body.data.paymentReport).toEqual({ ...rest.body, refundedAmount: '0.00' });
+    const payments = await sub('{ paymentReport { paidOrders failedPayments paymentSuccessRate refundedPayments refundedAmount totalRefunds totalRefundedAmount } }', admin);
+    expect(payments.body.data.paymentReport).toEqual({ ...rest.body, refundedAmount: '0.00', totalRefundedAmount: '0.00' });
   });
 
   it('answers BAD_USER_INPUT for a reversed or malformed range', async () => {

@@ -1,6 +1,7 @@
 /**
- * Admin reporting (interface §2.10, §4.3; CONTRACT §8), read from the aggregates only: the cost of
- * a read depends on the days in its range and the number of books, never on the number of events.
+ * Admin reporting (interface §2.10, §4.3; CONTRACT §8, §11), read from the aggregates only: the
+ * cost of a read depends on the days in its range and the number of books, never on the number of
+ * events. Revenue is net of refunds, each taken out on the day it succeeded.
  */
 import type { Database } from '../../platform/database';
 import { fromCents } from '../../platform/money';
@@ -78,7 +79,8 @@ export class AnalyticsService {
       `SELECT COALESCE(SUM(orders_created), 0) AS ordersCreated, COALESCE(SUM(paid_orders), 0) AS paidOrders,
               COALESCE(SUM(failed_payments), 0) AS failedPayments, COALESCE(SUM(revenue_cents), 0) AS revenueCents,
               COALESCE(SUM(books_sold), 0) AS booksSold, COALESCE(SUM(refunded_payments), 0) AS refundedPayments,
-              COALESCE(SUM(refunded_cents), 0) AS refundedCents
+              COALESCE(SUM(refunded_cents), 0) AS refundedCents, COALESCE(SUM(refunds), 0) AS refunds,
+              COALESCE(SUM(refunds_cents), 0) AS refundsCents
          FROM analytics_daily`,
     );
     return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)])) as unknown as DayCounters;
@@ -106,6 +108,13 @@ export class AnalyticsService {
     return rows.map((row) => ({ date: row.day, revenue: fromCents(row.revenueCents), paidOrders: row.paidOrders }));
   }
 
+  /**
+   * All-time figures. totalRevenue is net of refunds and averageOrderValue is it over the payments
+   * still paid; totalRefunds and refundedAmount count the refunds that succeeded (partial or full,
+   * `payment-refund-succeeded`). A payment refunded in the provider's own dashboard has no such
+   * event: it leaves revenue and paidOrders all the same, and shows in the payment report's
+   * refundedPayments and refundedAmount (payments refunded in full, at their amount).
+   */
   async dashboard(principal: Principal) {
     assertRole(principal, 'ADMIN', ADMIN_ONLY);
     const t = await this.totals();
@@ -117,6 +126,8 @@ export class AnalyticsService {
       averageOrderValue: fromCents(ratioHalfUp(t.revenueCents, t.paidOrders, 1)),
       booksSold: t.booksSold,
       paymentSuccessRate: paymentSuccessRate(t),
+      totalRefunds: t.refunds,
+      refundedAmount: fromCents(t.refundsCents),
     };
   }
 
@@ -183,6 +194,7 @@ export class AnalyticsService {
     return new Map(rows.map((row) => [row.bookId, toTopBook(row)]));
   }
 
+  /** refundedPayments/refundedAmount: payments refunded in full; totalRefunds/totalRefundedAmount: every refund that succeeded. */
   async payments(principal: Principal) {
     assertRole(principal, 'ADMIN', ADMIN_ONLY);
     const t = await this.totals();
@@ -192,6 +204,8 @@ export class AnalyticsService {
       paymentSuccessRate: paymentSuccessRate(t),
       refundedPayments: t.refundedPayments,
       refundedAmount: fromCents(t.refundedCents),
+      totalRefunds: t.refunds,
+      totalRefundedAmount: fromCents(t.refundsCents),
     };
   }
 }

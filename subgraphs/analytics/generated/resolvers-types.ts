@@ -60,7 +60,9 @@ export type DailyRevenue = {
   readonly __typename?: 'DailyRevenue';
   /** yyyy-MM-dd (UTC) */
   readonly date: Scalars['String']['output'];
+  /** Payments paid on the day less payments refunded in full on the day; may be negative likewise. */
   readonly paidOrders: Scalars['Int']['output'];
+  /** Paid on the day, less what was refunded on the day: negative on a day that refunded more than it sold. */
   readonly revenue: Scalars['Money']['output'];
 };
 
@@ -69,6 +71,7 @@ export type Dashboard = {
   readonly __typename?: 'Dashboard';
   /** totalRevenue ÷ paidOrders, half-up to 2 decimals; 0 when nothing was paid. */
   readonly averageOrderValue: Scalars['Money']['output'];
+  /** Books paid for, net of the books refunded. */
   readonly booksSold: Scalars['Int']['output'];
   /** Distinct payments that failed and never succeeded. */
   readonly failedPayments: Scalars['Int']['output'];
@@ -76,8 +79,13 @@ export type Dashboard = {
   readonly paidOrders: Scalars['Int']['output'];
   /** paidOrders × 100 ÷ (paidOrders + failedPayments), half-up to 2 decimals. */
   readonly paymentSuccessRate: Scalars['Float']['output'];
+  /** What those refunds gave back. */
+  readonly refundedAmount: Scalars['Money']['output'];
   /** Checkouts created. */
   readonly totalOrders: Scalars['Int']['output'];
+  /** Refunds that succeeded, partial or full (one a `payment-refund-succeeded` event). */
+  readonly totalRefunds: Scalars['Int']['output'];
+  /** What was paid, net of refunds. */
   readonly totalRevenue: Scalars['Money']['output'];
 };
 
@@ -105,8 +113,14 @@ export type PaymentReport = {
   readonly failedPayments: Scalars['Int']['output'];
   readonly paidOrders: Scalars['Int']['output'];
   readonly paymentSuccessRate: Scalars['Float']['output'];
+  /** Their amounts. */
   readonly refundedAmount: Scalars['Money']['output'];
+  /** Payments refunded in full. */
   readonly refundedPayments: Scalars['Int']['output'];
+  /** What those refunds gave back, as Dashboard.refundedAmount. */
+  readonly totalRefundedAmount: Scalars['Money']['output'];
+  /** Refunds that succeeded, partial or full, as Dashboard.totalRefunds. */
+  readonly totalRefunds: Scalars['Int']['output'];
 };
 
 export type Query = {
@@ -322,7 +336,9 @@ export type DashboardResolvers<ContextType = SubgraphContext, ParentType extends
   failedPayments?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   paidOrders?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   paymentSuccessRate?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  refundedAmount?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
   totalOrders?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalRefunds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   totalRevenue?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
 };
 
@@ -350,6 +366,8 @@ export type PaymentReportResolvers<ContextType = SubgraphContext, ParentType ext
   paymentSuccessRate?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   refundedAmount?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
   refundedPayments?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalRefundedAmount?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
+  totalRefunds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type QueryResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {

@@ -23,6 +23,9 @@ function DashboardCards({ data }: { data: DashboardData }) {
     { key: 'booksSold', label: 'Books sold', value: count(d.booksSold), raw: d.booksSold },
     { key: 'failedPayments', label: 'Failed payments', value: count(d.failedPayments), raw: d.failedPayments },
     { key: 'paymentSuccessRate', label: 'Payment success rate', value: percent(d.paymentSuccessRate), raw: d.paymentSuccessRate },
+    // Every refund that succeeded, partial or full; revenue and books sold above are net of them.
+    { key: 'totalRefunds', label: 'Refunds', value: count(d.totalRefunds), raw: d.totalRefunds },
+    { key: 'refundedAmount', label: 'Refunded', value: money(d.refundedAmount), raw: d.refundedAmount },
   ];
   return (
     <dl class="cards">
@@ -56,7 +59,7 @@ function PaymentSuccess({ data }: { data: DashboardData }) {
         </>
       )}
       <p class="muted">
-        Refunds: {count(p.refundedPayments)} ({money(p.refundedAmount)})
+        Refunded in full: {count(p.refundedPayments)} ({money(p.refundedAmount)})
       </p>
     </section>
   );

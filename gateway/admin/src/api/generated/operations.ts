@@ -122,7 +122,7 @@ export type CreateWebhookEndpointMutation = { createWebhookEndpoint: { secret: s
 export type DashboardQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type DashboardQuery = { dashboard: { totalOrders: number, paidOrders: number, failedPayments: number, totalRevenue: string, averageOrderValue: string, booksSold: number, paymentSuccessRate: number }, paymentReport: { paidOrders: number, failedPayments: number, paymentSuccessRate: number, refundedPayments: number, refundedAmount: string }, bookReport: { booksSold: number, topBooks: Array<{ bookId: string, bookTitle: string, quantitySold: number, revenue: string, book: { id: string, title: string } | null }> } };
+export type DashboardQuery = { dashboard: { totalOrders: number, paidOrders: number, failedPayments: number, totalRevenue: string, averageOrderValue: string, booksSold: number, paymentSuccessRate: number, totalRefunds: number, refundedAmount: string }, paymentReport: { paidOrders: number, failedPayments: number, paymentSuccessRate: number, refundedPayments: number, refundedAmount: string }, bookReport: { booksSold: number, topBooks: Array<{ bookId: string, bookTitle: string, quantitySold: number, revenue: string, book: { id: string, title: string } | null }> } };
 
 export type DeleteUserMutationVariables = Exact<{
   userId: Scalars['ID']['input'];
@@ -440,6 +440,8 @@ export const DashboardDocument = new TypedDocumentString(`
     averageOrderValue
     booksSold
     paymentSuccessRate
+    totalRefunds
+    refundedAmount
   }
   paymentReport {
     paidOrders
