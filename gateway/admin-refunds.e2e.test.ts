@@ -1,9 +1,14 @@
 /**
- * The admin UI end to end, the order page's refunds: a refund of copies put back in stock, one of
- * more than is left refused with the payment service's message, and a cancelled order's refund
- * without a form. Headless Chromium over a real gateway and services (test/admin-ui-suite.ts).
+ * The admin UI end to end, the order page's refunds: a refund of copies put back in stock, the
+ * e-mails it caused on the Mail page, one of more than is left refused with the payment service's
+ * message, and a cancelled order's refund without a form. Headless Chromium over a real gateway and
+ * services (test/admin-ui-suite.ts), e-mail through a real SMTP server in this process.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
+import { LocalMailbox } from '../platform/mail/local-mailbox';
 import request from 'supertest';
 import { adminUiSuite, screenshot, textOf } from '../test/admin-ui-suite';
 import { checkout, createBook, paymentWhen } from '../test/commerce';
@@ -13,11 +18,28 @@ import { registeredUser, waitFor, type Stack } from '../test/harness';
 jest.setTimeout(90_000);
 
 let stack: Stack, page: Page, gatewayUrl: string, adminBearer: string;
-const { pageProblems, signIn } = adminUiSuite((ui) => {
-  ({ stack, page } = ui);
-  gatewayUrl = ui.gateway.url;
-  adminBearer = ui.admin.bearer;
+// The mailbox starts first (hooks run in the order they are declared), so the services send to it.
+const mailDir = fs.mkdtempSync(path.join(os.tmpdir(), 'admin-refunds-mail-'));
+const mailbox = new LocalMailbox(mailDir);
+const mailEnv: Record<string, string> = {};
+beforeAll(async () => {
+  await mailbox.start(0);
+  Object.assign(mailEnv, { SMTP_URL: mailbox.url, MAIL_RETRY_BASE_MS: '50', MAIL_RETRY_MAX_MS: '200' });
 });
+afterAll(async () => {
+  await mailbox.stop();
+  fs.rmSync(mailDir, { recursive: true, force: true });
+});
+const { pageProblems, signIn } = adminUiSuite(
+  (ui) => {
+    ({ stack, page } = ui);
+    gatewayUrl = ui.gateway.url;
+    adminBearer = ui.admin.bearer;
+    // The Mail page reads the local mailbox of the embedded default; this stack's is the one above.
+    stack.config.mail.localMailbox = { port: 0, dir: mailDir };
+  },
+  { env: mailEnv },
+);
 
 const stockOf = async (bookId: string) => (await request(stack.urls.book).get(`/api/books/${bookId}`)).body.stock as number;
 
@@ -60,6 +82,24 @@ describe('refunds on the admin order page', () => {
     await textOf(page.getByTestId('refund-form'), 'up to 1');
     await waitFor(async () => (await stockOf(persuasion.id)) === 9, { what: 'the refunded copy back in stock' });
     await screenshot(page, 'admin-order-refund');
+
+    // The customer's e-mails, as the admin reads them: the order's confirmation, then the refund's.
+    const subject = await waitFor(() => mailbox.received.find((mail) => /^Refund of 12\.00 USD for order/.test(mail.subject))?.subject, { what: 'the refund e-mail' });
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Mail' }).click();
+    const refundMail = page.getByTestId('mail-subject').filter({ hasText: subject });
+    await textOf(refundMail, subject);
+    await refundMail.click();
+    await textOf(page.locator('details[open]'), /Damaged|damaged/);
+    await textOf(
+      page
+        .getByTestId('mail-subject')
+        .filter({ hasText: /is confirmed/ })
+        .first(),
+      /Your Bookstore order/,
+    );
+    await screenshot(page, 'admin-mail-refund');
+    await page.goto(`${gatewayUrl}/admin/orders/${orderId}`);
+    await textOf(page.getByTestId('refunded-total'), 'Refunded 12.00 of 33.99');
 
     await page.getByLabel('Amount', { exact: true }).check();
     await page.getByRole('textbox', { name: 'Amount' }).fill('22');
