@@ -243,8 +243,10 @@ describe('generated types', () => {
     const dir = tempRoot();
     try {
       await writeGenerated(dir, real());
-      const operation = path.join(dir, 'gateway', 'admin', 'operations', 'orders.graphql');
-      fs.writeFileSync(operation, fs.readFileSync(operation, 'utf8').replace('    status\n', '    status\n    refundStatus\n'));
+      const operation = path.join(dir, 'gateway', 'admin', 'operations', 'fragments.graphql');
+      const source = fs.readFileSync(operation, 'utf8');
+      expect(source).toContain('fragment OrderSummary on Order {');
+      fs.writeFileSync(operation, source.replace('  status\n  allowedNextStatuses\n', '  status\n  refundStatus\n  allowedNextStatuses\n'));
       fs.rmSync(path.join(dir, resolverTypesFile('auth')));
 
       const files = await generatedFiles({ root: dir, subgraphs: real(), supergraphSdl: composed(real()).supergraphSdl });
