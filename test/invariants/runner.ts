@@ -110,6 +110,8 @@ async function perform(world: World, op: Operation): Promise<void> {
         checkoutId: randomUUID(),
         paymentIds: new Set(),
         cancelled: false,
+        refunds: [],
+        unanswered: [],
         merchantRefunded: false,
         declined: false,
       };
@@ -166,6 +168,17 @@ async function perform(world: World, op: Operation): Promise<void> {
       }
       const bearer = op.asAdmin ? world.adminBearer : truth.users.get(cart.user)?.bearer;
       if ((await call(world, op, 'POST', `/api/orders/${orderId}/cancel`, { bearer })).status === 204) cart.cancelled = true;
+      return;
+    }
+    case 'partialRefund': {
+      const asked = op.refund;
+      const items = 'cents' in asked ? [] : [{ bookId: cart.items[asked.line].bookId, quantity: asked.quantity }];
+      const restock = 'restock' in asked && asked.restock;
+      const body = 'cents' in asked ? { amount: asked.cents / 100, reason: 'REQUESTED_BY_CUSTOMER' } : { items, reason: 'DAMAGED', restock };
+      const res = await call(world, op, 'POST', `/api/payments/${cart.paymentId}/refunds`, { bearer: world.adminBearer, body });
+      // 409 (the payment is not SUCCESS, or not that much or that many copies are left), or any other 4xx: no refund.
+      if (res.status === 201) cart.refunds.push({ refundId: res.body.refundId as string, cents: Math.round(Number(res.body.amount) * 100), items, restock });
+      else if (res.status >= 500) cart.unanswered.push({ cents: 'cents' in asked ? asked.cents : 0, items, restock });
       return;
     }
     case 'setStatus': {
