@@ -62,6 +62,8 @@ export class GroundTruth {
   readonly badAnswers: BadAnswer[] = [];
   /** Answers that break a rule on the spot (a duplicate registration accepted, a wrong password let in, an op that threw). */
   readonly surprises: string[] = [];
+  /** FAILED refunds (refundId → paymentId) whose retry no longer fits what is left (409): refunds made since took the money. */
+  readonly unfitRefunds = new Map<string, string>();
   /** Answers by op kind and status, for the report. */
   readonly answers = new Map<string, number>();
   readonly faults = { providerCallsFailed: 0, restarts: 0, heldWebhooks: 0, resends: 0, refundsRefused: 0, refundsRetried: 0 };
