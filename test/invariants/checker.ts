@@ -2,22 +2,33 @@
  * The invariants, checked once the run has settled, against the simulator's ledger (the provider's
  * truth, which we did not write) and the runner's ground truth. What they mean precisely:
  *
- * - refunds: a cancelled order whose payment succeeded at the provider is refunded exactly once at
- *   the provider; an intent is never refunded twice; a refund without a cancel comes only from the
- *   provider's dashboard (a `merchantRefund` op).
+ * - refunds (CONTRACT §11): an intent's succeeded refunds never add up to more than its amount; each
+ *   partial refund answered 201 is at the provider exactly once (by metadata.refundId), at its amount;
+ *   beyond those, at most one refund for the cancel's part (the rest of a cancelled order) and one per
+ *   partial refund answered 5xx, and one without a refundId only from the provider's dashboard (a
+ *   `merchantRefund` op); a cancelled order whose payment succeeded ends refunded in full, unless the
+ *   cancel's refund was refused and admin refunds since took what it was for (its retry is then a
+ *   409 and it stays FAILED); an order never cancelled is refunded exactly what its 201s say. A FAILED
+ *   refund whose retry fits again must not outlive the settling.
  * - payments: one payment per checkoutId; the payment's status follows the ledger: succeeded and
- *   refunded → REFUNDED, succeeded → SUCCESS, declined and not succeeded → FAILED, else PAYMENT_PENDING.
- * - orders: at most one order per payment; a succeeded, unrefunded payment has exactly one, live
- *   (not CANCELLED/REFUNDED); a payment refunded by its own cancel keeps its one order, CANCELLED; a
- *   payment refunded from the dashboard has no live order (none, REFUNDED or CANCELLED); a payment
- *   that never succeeded has none; no order names a payment nobody made.
- * - stock: initial − sold + restored, sold counting the paid carts and restored the cancelled ones;
+ *   refunded in full → REFUNDED, succeeded → SUCCESS (partly refunded included), declined and not
+ *   succeeded → FAILED, else PAYMENT_PENDING.
+ * - orders: at most one order per payment; a succeeded payment not refunded in full has exactly one,
+ *   live (not CANCELLED/REFUNDED) and with no refundStatus (a partial refund changes neither); a
+ *   payment of a cancelled order keeps its one order, CANCELLED; a payment refunded in full otherwise
+ *   (admin refunds adding up, the dashboard) has no live order (none, REFUNDED or CANCELLED); a
+ *   payment that never succeeded has none; no order names a payment nobody made.
+ * - stock: initial − sold + restored, sold counting the paid carts and restored the cancelled ones
+ *   (all their copies: the cancel puts back what restocked refunds did not) and the copies of the
+ *   other carts' restocked partial refunds, plus up to those of restocked refunds answered 5xx;
  *   when concurrent checkouts oversold a book (orders take what is left) or a dashboard refund makes
  *   the order's existence depend on event order, only 0 ≤ stock ≤ initial.
- * - analytics (CONTRACT §8): totalOrders = payments created; paidOrders, totalRevenue (the ledger's
- *   amounts) and booksSold over succeeded, unrefunded payments; failedPayments = declined, never
- *   succeeded; refundedPayments/refundedAmount = succeeded and refunded (a range when a dashboard
- *   refund may have been seen before its success, which analytics then never counts as paid).
+ * - analytics (CONTRACT §8, §11): totalOrders = payments created; paidOrders over succeeded
+ *   payments not refunded in full, totalRevenue their amounts less their refunds at the provider,
+ *   booksSold their copies less those of their partial refunds (a range when an item refund answered
+ *   5xx); failedPayments = declined, never succeeded; refundedPayments/refundedAmount = refunded in
+ *   full (a range when a dashboard refund may have been seen before its success, which analytics
+ *   then never counts as paid).
  * - health: no 5xx the contract does not allow, no surprise answer, every service UP, no error-level log line
  *   but the alert for a refund the provider refused for good (the workload's `refuse` operations).
  */
@@ -25,7 +36,7 @@ import type { PaymentIntent, Refund } from '../../simulators/stripe/simulator';
 import { REFUND_PARKED_ALERT } from '../../subgraphs/payment/refunds';
 import { waitFor } from '../wait';
 import { retryFailedRefunds } from './runner';
-import type { CartTruth } from './truth';
+import type { CartTruth, RefundTruth } from './truth';
 import type { World } from './world';
 
 export interface Violation {
@@ -71,14 +82,51 @@ export async function checkOnce(world: World): Promise<CheckResult> {
   const facts = truth.payments().map((cart) => {
     const intent = intents.get(cart.intentId);
     const succeeded = intent?.status === 'succeeded';
-    const refundCount = refunds.filter((refund) => refund.payment_intent === cart.intentId).length;
-    return { cart, name: cartName.get(cart)!, intent, succeeded, refunded: refundCount > 0, refundCount };
+    const atProvider = refunds.filter((refund) => refund.payment_intent === cart.intentId);
+    const refundedCents = atProvider.reduce((sum, refund) => sum + refund.amount, 0);
+    // Refunded in full: by its refunds adding up to its amount (partial, a cancel's, the dashboard's).
+    const refunded = succeeded && refundedCents === intent.amount;
+    // The 201 refunds but those left FAILED because a retry no longer fits (CONTRACT §11).
+    const settled = cart.refunds.filter((refund) => !truth.unfitRefunds.has(refund.refundId!));
+    // The cancel's refund, likewise: FAILED, and what it was for since refunded by an admin.
+    const unfitCancel = [...truth.unfitRefunds].some(([refundId, paymentId]) => paymentId === cart.paymentId && !cart.refunds.some((refund) => refund.refundId === refundId));
+    return { cart, name: cartName.get(cart)!, intent, succeeded, atProvider, refundedCents, refunded, settled, unfitCancel };
   });
 
-  for (const { cart, name, succeeded, refunded, refundCount } of facts) {
-    if (cart.cancelled && succeeded) expect('refunds', refundCount === 1, () => `${name}: cancelled paid order refunded ${refundCount} times at the provider`);
-    else if (!cart.merchantRefunded) expect('refunds', refundCount === 0, () => `${name}: refunded ${refundCount} times at the provider without a cancel`);
-    else expect('refunds', refundCount <= 1, () => `${name}: refunded ${refundCount} times at the provider`);
+  for (const { cart, name, intent, succeeded, atProvider, refundedCents, refunded, settled, unfitCancel } of facts) {
+    const amount = intent?.amount ?? 0;
+    expect('refunds', refundedCents <= amount, () => `${name}: refunded ${refundedCents} cents at the provider of a ${amount}-cent payment`);
+    const made = new Set(cart.refunds.map((refund) => refund.refundId));
+    for (const { refundId, cents } of cart.refunds) {
+      const found = atProvider.filter((refund) => refund.metadata.refundId === refundId);
+      const once = settled.some((refund) => refund.refundId === refundId);
+      expect(
+        'refunds',
+        once ? found.length === 1 && found[0].amount === cents : found.length === 0,
+        () => `${name}: partial refund ${refundId} (201, ${cents} cents${once ? '' : ', FAILED for good'}) is at the provider as [${found.map((r) => r.amount).join(', ')}]`,
+      );
+    }
+    const others = atProvider.filter((refund) => !made.has(refund.metadata.refundId));
+    const dashboard = others.filter((refund) => !refund.metadata.refundId).length;
+    const product = others.length - dashboard;
+    expect(
+      'refunds',
+      dashboard <= (cart.merchantRefunded ? 1 : 0),
+      () => `${name}: ${dashboard} refunds at the provider without a refundId, ${cart.merchantRefunded ? 'one' : 'no'} dashboard refund`,
+    );
+    // Beyond the 201 refunds: the cancel's refund of what is left, and the partial refunds whose answer was a 5xx.
+    expect(
+      'refunds',
+      product <= (cart.cancelled ? 1 : 0) + cart.unanswered.length,
+      () => `${name}: ${product} refunds at the provider that no 201 answered${cart.cancelled ? ', one cancel' : ', no cancel'}, ${cart.unanswered.length} unanswered refunds`,
+    );
+    if (cart.cancelled && succeeded && !unfitCancel) {
+      expect('refunds', refunded, () => `${name}: cancelled paid order refunded ${refundedCents} of ${amount} cents at the provider`);
+    }
+    const askedCents = settled.reduce((sum, refund) => sum + refund.cents, 0);
+    if (succeeded && (!cart.cancelled || unfitCancel) && !cart.merchantRefunded && cart.unanswered.length === 0) {
+      expect('refunds', refundedCents === askedCents, () => `${name}: refunded ${refundedCents} cents at the provider, the 201 partial refunds add up to ${askedCents}`);
+    }
 
     expect('payments', cart.paymentIds.size === 1, () => `${name}: one checkoutId gave payments ${[...cart.paymentIds].join(', ')}`);
     const payment = await get(world, `/api/payments/${cart.paymentId}`, truth.users.get(cart.user)?.bearer);
@@ -87,39 +135,75 @@ export async function checkOnce(world: World): Promise<CheckResult> {
 
     const own = orders.filter((order) => order.paymentId === cart.paymentId);
     const statuses = own.map((order) => String(order.status));
-    const shown = `${name}: payment ${succeeded ? 'succeeded' : 'not succeeded'}${refunded ? ', refunded' : ''}${cart.cancelled ? ', cancelled' : ''}, orders [${statuses.join(', ')}]`;
+    const partly = refundedCents > 0 && !refunded ? `, ${refundedCents} cents refunded` : '';
+    const shown = `${name}: payment ${succeeded ? 'succeeded' : 'not succeeded'}${refunded ? ', refunded' : partly}${cart.cancelled ? ', cancelled' : ''}, orders [${statuses.join(', ')}]`;
     if (!succeeded) expect('orders', own.length === 0, () => `${shown}: an order without a successful payment`);
     else if (cart.cancelled) expect('orders', own.length === 1 && statuses[0] === 'CANCELLED', () => `${shown}: expected one CANCELLED order`);
-    else if (!refunded) expect('orders', own.length === 1 && LIVE.includes(statuses[0]), () => `${shown}: expected one live order`);
-    else expect('orders', own.length <= 1 && !statuses.some((s) => LIVE.includes(s)), () => `${shown}: a refunded payment keeps a live order`);
+    else if (!refunded) {
+      // A partial refund changes neither the order's status nor its refundStatus.
+      expect(
+        'orders',
+        own.length === 1 && LIVE.includes(statuses[0]) && own[0].refundStatus === null,
+        () => `${shown}, refundStatus ${String(own[0]?.refundStatus)}: expected one live order, no refundStatus`,
+      );
+    } else expect('orders', own.length <= 1 && !statuses.some((s) => LIVE.includes(s)), () => `${shown}: a refunded payment keeps a live order`);
   }
   const known = new Set(facts.map((fact) => fact.cart.paymentId));
   for (const order of orders) expect('orders', known.has(order.paymentId as string), () => `order ${String(order.orderId)} for a payment nobody made: ${String(order.paymentId)}`);
 
+  const copiesOf = (refunds: RefundTruth[], bookId?: string) =>
+    refunds.flatMap((refund) => refund.items).reduce((sum, item) => sum + (bookId === undefined || item.bookId === bookId ? item.quantity : 0), 0);
   for (const book of truth.books) {
     if (book.initialStock === undefined) continue;
     const stock = Number((await get(world, `/api/books/${book.id}`, '')).body.stock);
     const quantity = (cart: CartTruth) => cart.items.filter((item) => item.bookId === book.id).reduce((sum, item) => sum + item.quantity, 0);
     const touching = facts.filter((fact) => fact.succeeded && quantity(fact.cart) > 0);
     const sold = touching.reduce((sum, fact) => sum + quantity(fact.cart), 0);
-    const restored = touching.filter((fact) => fact.cart.cancelled).reduce((sum, fact) => sum + quantity(fact.cart), 0);
+    // A cancel puts back all the order's copies: those its restocked refunds did not put back already.
+    const restocked = (fact: (typeof facts)[number]) =>
+      copiesOf(
+        fact.settled.filter((refund) => refund.restock),
+        book.id,
+      );
+    const restored = touching.reduce((sum, fact) => sum + (fact.cart.cancelled ? quantity(fact.cart) : restocked(fact)), 0);
+    // Restocked refunds answered 5xx may or may not have put their copies back.
+    const maybe = touching.reduce(
+      (sum, fact) =>
+        sum +
+        (fact.cart.cancelled
+          ? 0
+          : copiesOf(
+              fact.cart.unanswered.filter((refund) => refund.restock),
+              book.id,
+            )),
+      0,
+    );
     const exact = sold <= book.initialStock && !touching.some((fact) => fact.cart.merchantRefunded);
     const expected = book.initialStock - sold + restored;
     expect('stock', stock >= 0 && stock <= book.initialStock, () => `book ${book.id}: stock ${stock} outside 0..${book.initialStock}`);
-    if (exact) expect('stock', stock === expected, () => `book ${book.id}: stock ${stock}, expected ${book.initialStock} − ${sold} sold + ${restored} restored = ${expected}`);
+    if (exact) {
+      expect(
+        'stock',
+        stock >= expected && stock <= expected + maybe,
+        () => `book ${book.id}: stock ${stock}, expected ${book.initialStock} − ${sold} sold + ${restored} restored = ${expected}${maybe ? ` (+ up to ${maybe})` : ''}`,
+      );
+    }
   }
 
+  // Payments still paid count net of their refunds: revenue less every refund at the provider, copies less those refunded.
   const live = facts.filter((fact) => fact.succeeded && !fact.refunded);
   const paidOrders = live.length;
-  const revenueCents = live.reduce((sum, fact) => sum + (fact.intent?.amount ?? 0), 0);
+  const revenueCents = live.reduce((sum, fact) => sum + (fact.intent?.amount ?? 0) - fact.refundedCents, 0);
+  const booksSold = live.reduce((sum, fact) => sum + fact.cart.items.reduce((n, item) => n + item.quantity, 0) - copiesOf(fact.settled), 0);
+  const maybeUnsold = live.reduce((sum, fact) => sum + copiesOf(fact.cart.unanswered), 0);
   const failedPayments = facts.filter((fact) => fact.cart.declined && !fact.succeeded).length;
-  const refundedFacts = facts.filter((fact) => fact.succeeded && fact.refunded);
+  const refundedFacts = facts.filter((fact) => fact.refunded);
   const certainRefunds = refundedFacts.filter((fact) => !fact.cart.merchantRefunded);
   const expected: Record<string, number> = {
     totalOrders: facts.length,
     paidOrders,
     totalRevenue: revenueCents / 100,
-    booksSold: live.reduce((sum, fact) => sum + fact.cart.items.reduce((n, item) => n + item.quantity, 0), 0),
+    ...(maybeUnsold === 0 ? { booksSold } : {}),
     failedPayments,
     averageOrderValue: paidOrders === 0 ? 0 : Math.round(revenueCents / paidOrders) / 100,
     paymentSuccessRate: paidOrders + failedPayments === 0 ? 0 : Math.round((paidOrders * 10000) / (paidOrders + failedPayments)) / 100,
@@ -127,6 +211,10 @@ export async function checkOnce(world: World): Promise<CheckResult> {
   const dashboard = (await get(world, '/analytics/dashboard')).body;
   for (const [figure, value] of Object.entries(expected)) {
     expect('analytics', cents(dashboard[figure]) === cents(value), () => `dashboard ${figure} ${String(dashboard[figure])}, the ledger says ${value}`);
+  }
+  if (maybeUnsold > 0) {
+    const sold = Number(dashboard.booksSold);
+    expect('analytics', sold >= booksSold - maybeUnsold && sold <= booksSold, () => `dashboard booksSold ${sold}, the ledger says ${booksSold - maybeUnsold}..${booksSold}`);
   }
   const paymentsFigures = (await get(world, '/analytics/payments')).body;
   const refundedPayments = Number(paymentsFigures.refundedPayments);

@@ -2,7 +2,7 @@
  * Writes a workload from a seed: the catalogue it runs against and waves of operations. The same
  * seed gives the same list, so a failure is replayed (and shrunk) from its seed alone.
  */
-import { RESTARTABLE, type AdminStatus, type Operation, type ResentEvent } from './operations';
+import { RESTARTABLE, type AdminStatus, type Operation, type PartialRefund, type ResentEvent } from './operations';
 
 /** mulberry32: small, seedable, good enough to pick operations. */
 export function prng(seed: number): () => number {
@@ -36,8 +36,13 @@ export interface GenerateOptions {
 interface CartPlan {
   user: number;
   items: { book: number; quantity: number }[];
+  /** The waves of its first checkout and of its `pay` (a pay in the checkout's wave finds no payment yet). */
+  checkoutWave: number;
+  paidWave?: number;
   paid: boolean;
   cancelled: boolean;
+  /** Refunded from the provider's dashboard: no admin refunds it in part. */
+  dashboard: boolean;
 }
 
 export function generate(seed: number, count: number, options: GenerateOptions = {}): Workload {
@@ -65,6 +70,16 @@ export function generate(seed: number, count: number, options: GenerateOptions =
     return matching.length === 0 ? undefined : pick(matching);
   };
 
+  // An amount (now and then the whole payment, which refunds it in full), or copies of one line.
+  const partialRefund = (cart: CartPlan): PartialRefund => {
+    if (chance(0.5)) {
+      const total = cart.items.reduce((sum, item) => sum + Math.round(books[item.book].price * 100) * item.quantity, 0);
+      return { cents: chance(0.15) ? total : int(1, Math.max(1, Math.floor(total / 2))) };
+    }
+    const line = int(0, cart.items.length - 1);
+    return { line, quantity: int(1, cart.items[line].quantity), restock: chance(0.5) };
+  };
+
   const choices: [number, (wave: number) => Operation | Operation[] | undefined][] = [
     [
       8,
@@ -86,7 +101,7 @@ export function generate(seed: number, count: number, options: GenerateOptions =
           const other = int(0, books.length - 1);
           if (other !== items[0].book) items.push({ book: other, quantity: 1 });
         }
-        carts.push({ user: pick(users), items, paid: false, cancelled: false });
+        carts.push({ user: pick(users), items, checkoutWave: wave, paid: false, cancelled: false, dashboard: false });
         const cart = carts.length - 1;
         const op: Operation = { kind: 'checkout', wave, cart, user: carts[cart].user, items };
         // The same checkout sent twice at once: exactly one payment.
@@ -99,6 +114,7 @@ export function generate(seed: number, count: number, options: GenerateOptions =
         const found = cartWhere((cart) => !cart.paid);
         if (!found) return undefined;
         found.cart.paid = true;
+        found.cart.paidWave = wave;
         return { kind: 'pay', wave, cart: found.index };
       },
     ],
@@ -164,10 +180,28 @@ export function generate(seed: number, count: number, options: GenerateOptions =
         if (!found) return undefined;
         found.cart.paid = true;
         found.cart.cancelled = true;
+        found.cart.dashboard = true;
         schedule({ kind: 'pay', wave: wave + 1, cart: found.index });
         schedule({ kind: 'merchantRefund', wave: wave + 2, cart: found.index });
         schedule({ kind: 'release', wave: wave + 3, cart: found.index });
         return { kind: 'hold', wave, cart: found.index };
+      },
+    ],
+    [
+      6,
+      (wave) => {
+        // An admin's refund of part of a paid order, mostly one paid in an earlier wave and not cancelled
+        // (so that most are made, not refused); now and then two at once for the same payment, or one
+        // racing the order's cancel.
+        const paidBefore = (cart: CartPlan) => cart.paidWave !== undefined && cart.checkoutWave < cart.paidWave && cart.paidWave < wave && !cart.cancelled;
+        const anyPaid = chance(0.2);
+        const found = cartWhere((cart) => cart.paid && !cart.dashboard && (anyPaid || paidBefore(cart)));
+        if (!found) return undefined;
+        const op: Operation = { kind: 'partialRefund', wave, cart: found.index, refund: partialRefund(found.cart) };
+        if (chance(0.25)) return [op, { kind: 'partialRefund', wave, cart: found.index, refund: partialRefund(found.cart) }];
+        if (!chance(0.2)) return op;
+        found.cart.cancelled = true;
+        return [op, { kind: 'cancel', wave, cart: found.index, asAdmin: chance(0.5) }];
       },
     ],
     [2, (wave) => ({ kind: 'fault', wave, failNext: int(1, 3) })],

@@ -1,8 +1,10 @@
 /**
  * The money invariants under a seeded, concurrent workload (CONTRACT §5–§8, STYLE rule 16): checkouts,
  * payments, declines, cancels in bursts, admin status changes, duplicated and reordered webhooks,
- * provider faults (passing 500s, and refunds refused for good that an admin retries), in waves run at once, then checked against the simulator's ledger. A failure
- * prints its seed and a shrunk operation list; `npm run soak` runs the same workload for longer.
+ * provider faults (passing 500s, and refunds refused for good that an admin retries), admin partial
+ * refunds (two at once, or racing a cancel), in waves run at once, then checked against the
+ * simulator's ledger. A failure prints its seed and a shrunk operation list; `npm run soak` runs the
+ * same workload for longer.
  */
 import { runConfig } from '../stack';
 import { runSeed } from './report';
@@ -15,7 +17,9 @@ describe('money invariants under a concurrent, seeded workload', () => {
     async (seed) => {
       const outcome = await runSeed(seed, 200, { restarts: FULL, shrink: { maxAttempts: 6, deadline: Date.now() + 90_000 } });
       const { ran, durationMs, checked, truth } = outcome.result;
-      console.log(`invariants: seed ${seed}, ${ran} operations in ${durationMs} ms, checked ${JSON.stringify(checked)}, faults ${JSON.stringify(truth.faults)}`);
+      console.log(
+        `invariants: seed ${seed}, ${ran} operations in ${durationMs} ms, checked ${JSON.stringify(checked)}, faults ${JSON.stringify(truth.faults)}, partial refunds ${JSON.stringify(truth.answersTo('partialRefund'))}`,
+      );
       if (outcome.failure) console.log(outcome.failure);
       expect(outcome.failure).toBeUndefined();
     },

@@ -10,6 +10,8 @@ export type Restartable = (typeof RESTARTABLE)[number];
 export type AdminStatus = 'PROCESSING' | 'SHIPPED' | 'DELIVERED' | 'CANCELLED';
 export type ResentEvent = 'payment_intent.succeeded' | 'payment_intent.payment_failed' | 'charge.refunded';
 
+export type PartialRefund = { cents: number } | { line: number; quantity: number; restock: boolean };
+
 export type Operation =
   /** Registers user `user` (a second one with the same index is a duplicate: 409) and logs in. */
   | { kind: 'register'; wave: number; user: number }
@@ -26,6 +28,8 @@ export type Operation =
   /** Webhooks about the cart's PaymentIntent are held back until `release`, which delivers them newest first. */
   | { kind: 'hold'; wave: number; cart: number }
   | { kind: 'release'; wave: number; cart: number }
+  /** An admin refunds part of the cart's payment (CONTRACT §11): an amount in cents, or copies of one of its lines, put back in stock or not. */
+  | { kind: 'partialRefund'; wave: number; cart: number; refund: PartialRefund }
   /** A refund from the provider's dashboard, not from a cancel. */
   | { kind: 'merchantRefund'; wave: number; cart: number }
   /** The provider's next `failNext` API calls answer 500 (passing: retried). */
@@ -60,6 +64,10 @@ export function describe(op: Operation): string {
       return `${at} provider refuses the next ${op.refunds} refunds for good`;
     case 'retryRefunds':
       return `${at} admin retries the failed refunds`;
+    case 'partialRefund':
+      return 'cents' in op.refund
+        ? `${at} admin refunds ${(op.refund.cents / 100).toFixed(2)} of cart${op.cart}`
+        : `${at} admin refunds ${op.refund.quantity}× line${op.refund.line} of cart${op.cart}${op.refund.restock ? ', restocked' : ''}`;
     default:
       return `${at} ${op.kind} cart${op.cart}`;
   }

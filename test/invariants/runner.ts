@@ -15,6 +15,7 @@ interface Answer {
 }
 
 const PROVIDER_FAILED = 'The payment provider failed';
+const EXCEEDS_LEFT = 'Refund exceeds the amount left';
 
 /** One HTTP call; a 5xx the contract does not allow here goes into the ground truth's bad answers. */
 async function call(world: World, op: Operation, method: string, path: string, options: { bearer?: string; body?: unknown; base?: string } = {}): Promise<Answer> {
@@ -41,15 +42,24 @@ async function call(world: World, op: Operation, method: string, path: string, o
 
 /**
  * What an admin does with the failed-refunds list: retries each refund on it. A retry the provider
- * refuses again leaves it FAILED (200); one another admin retried first is a 409.
+ * refuses again leaves it FAILED (200); one another admin retried first is a 409, and so is one that
+ * no longer fits what is left (CONTRACT §11: a FAILED refund holds nothing, and refunds made since
+ * took the money): that one stays FAILED, remembered in the ground truth until a retry fits again.
+ * Resolves with how many refunds were retried that may still succeed.
  */
 export async function retryFailedRefunds(world: World, op: Operation = { kind: 'retryRefunds', wave: -1 }): Promise<number> {
   const list = await call(world, op, 'GET', '/api/payments/refunds?status=FAILED', { bearer: world.adminBearer });
   if (list.status !== 200 || !Array.isArray(list.body)) return 0;
-  const failed = list.body as { refundId: string }[];
-  await Promise.all(failed.map((refund) => call(world, op, 'POST', `/api/payments/refunds/${refund.refundId}/retry`, { bearer: world.adminBearer })));
+  const failed = list.body as { refundId: string; paymentId: string }[];
+  const answers = await Promise.all(failed.map((refund) => call(world, op, 'POST', `/api/payments/refunds/${refund.refundId}/retry`, { bearer: world.adminBearer })));
+  const { unfitRefunds } = world.truth;
+  failed.forEach((refund, index) => {
+    const { status, body } = answers[index];
+    if (status === 409 && String(body.message).startsWith(EXCEEDS_LEFT)) unfitRefunds.set(refund.refundId, refund.paymentId);
+    else unfitRefunds.delete(refund.refundId);
+  });
   world.truth.faults.refundsRetried += failed.length;
-  return failed.length;
+  return failed.filter((refund) => !unfitRefunds.has(refund.refundId)).length;
 }
 
 async function orderIdOf(world: World, op: Operation, cart: CartTruth): Promise<string | undefined> {
@@ -110,6 +120,8 @@ async function perform(world: World, op: Operation): Promise<void> {
         checkoutId: randomUUID(),
         paymentIds: new Set(),
         cancelled: false,
+        refunds: [],
+        unanswered: [],
         merchantRefunded: false,
         declined: false,
       };
@@ -166,6 +178,17 @@ async function perform(world: World, op: Operation): Promise<void> {
       }
       const bearer = op.asAdmin ? world.adminBearer : truth.users.get(cart.user)?.bearer;
       if ((await call(world, op, 'POST', `/api/orders/${orderId}/cancel`, { bearer })).status === 204) cart.cancelled = true;
+      return;
+    }
+    case 'partialRefund': {
+      const asked = op.refund;
+      const items = 'cents' in asked ? [] : [{ bookId: cart.items[asked.line].bookId, quantity: asked.quantity }];
+      const restock = 'restock' in asked && asked.restock;
+      const body = 'cents' in asked ? { amount: asked.cents / 100, reason: 'REQUESTED_BY_CUSTOMER' } : { items, reason: 'DAMAGED', restock };
+      const res = await call(world, op, 'POST', `/api/payments/${cart.paymentId}/refunds`, { bearer: world.adminBearer, body });
+      // 409 (the payment is not SUCCESS, or not that much or that many copies are left), or any other 4xx: no refund.
+      if (res.status === 201) cart.refunds.push({ refundId: res.body.refundId as string, cents: Math.round(Number(res.body.amount) * 100), items, restock });
+      else if (res.status >= 500) cart.unanswered.push({ cents: 'cents' in asked ? asked.cents : 0, items, restock });
       return;
     }
     case 'setStatus': {

@@ -1,9 +1,17 @@
 /**
  * What the runner knows happened, from the answers it got: who is registered, which payment each
- * cart became, which orders it cancelled, which refunds it asked the provider's dashboard for, and
- * every answer a client should never see. The checker compares this and the simulator's ledger
- * with what the services report.
+ * cart became, which orders it cancelled, which partial refunds an admin made, which refunds it
+ * asked the provider's dashboard for, and every answer a client should never see. The checker
+ * compares this and the simulator's ledger with what the services report.
  */
+
+/** A partial refund an admin asked for: `refundId` when it answered 201, none when it answered 5xx (it may happen still). */
+export interface RefundTruth {
+  refundId?: string;
+  cents: number;
+  items: { bookId: string; quantity: number }[];
+  restock: boolean;
+}
 
 export interface CartTruth {
   user: number;
@@ -16,6 +24,10 @@ export interface CartTruth {
   orderId?: string;
   /** A cancel (or an admin's CANCELLED) was accepted. */
   cancelled: boolean;
+  /** Partial refunds answered 201 (a refund was made), in the order they were answered. */
+  refunds: RefundTruth[];
+  /** Partial refunds answered 5xx: parked FAILED and retried, or never made; which one the answer does not say. */
+  unanswered: RefundTruth[];
   /** Refunded from the provider's dashboard (not by a cancel). */
   merchantRefunded: boolean;
   declined: boolean;
@@ -50,6 +62,8 @@ export class GroundTruth {
   readonly badAnswers: BadAnswer[] = [];
   /** Answers that break a rule on the spot (a duplicate registration accepted, a wrong password let in, an op that threw). */
   readonly surprises: string[] = [];
+  /** FAILED refunds (refundId → paymentId) whose retry no longer fits what is left (409): refunds made since took the money. */
+  readonly unfitRefunds = new Map<string, string>();
   /** Answers by op kind and status, for the report. */
   readonly answers = new Map<string, number>();
   readonly faults = { providerCallsFailed: 0, restarts: 0, heldWebhooks: 0, resends: 0, refundsRefused: 0, refundsRetried: 0 };
@@ -57,6 +71,11 @@ export class GroundTruth {
   count(kind: string, outcome: string | number): void {
     const key = `${kind} ${outcome}`;
     this.answers.set(key, (this.answers.get(key) ?? 0) + 1);
+  }
+
+  /** The answers to one op kind, by status (or `skipped`). */
+  answersTo(kind: string): Record<string, number> {
+    return Object.fromEntries([...this.answers].filter(([key]) => key.startsWith(`${kind} `)).map(([key, n]) => [key.slice(kind.length + 1), n]));
   }
 
   /** Carts that became a payment, with their payment. */
