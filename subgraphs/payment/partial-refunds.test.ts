@@ -42,6 +42,15 @@ const eventsOf = (topic: string, paymentId: string) => events.filter((m) => m.to
 const refund = (paymentId: string, body: object, bearer = admin.bearer) =>
   request(stack.urls.payment).post(`/api/payments/${paymentId}/refunds`).set('Authorization', bearer).send(body);
 
+const orderOf = (paymentId: string) =>
+  waitFor(
+    async () => {
+      const res = await request(stack.urls.order).get(`/api/orders/payment/${paymentId}`).set('Authorization', buyer.bearer);
+      return res.status === 200 ? (res.body as { orderId: string }) : undefined;
+    },
+    { what: 'the order' },
+  );
+
 /** 2 × Emma (14.50) + 1 × Dune (9.99) = 38.99, paid. */
 async function paid(): Promise<{ paymentId: string; intentId: string }> {
   const { body } = await checkout(stack, buyer.bearer, [
@@ -193,16 +202,30 @@ describe('partial refunds (CONTRACT §11)', () => {
     ]);
   });
 
+  it("keeps what a cancel's refund refused for now is for: no partial refund takes it, and its retry refunds it", async () => {
+    const { paymentId, intentId } = await paid();
+    const order = await orderOf(paymentId);
+    sim().injectFaults({ refuseRefunds: 1 });
+    expect((await request(stack.urls.order).post(`/api/orders/${order.orderId}/cancel`).set('Authorization', buyer.bearer)).status).toBe(204);
+    const parked = await waitFor(
+      async () =>
+        ((await paymentWhen(stack, buyer.bearer, paymentId, () => true, 'the payment')).refunds as { refundId: string; status: string }[]).find((r) => r.status === 'FAILED'),
+      { what: "the cancel's refund FAILED" },
+    );
+
+    const taken = await refund(paymentId, { amount: 1, reason: 'OTHER' });
+    expect(taken.status).toBe(409);
+    expect(taken.body.message).toBe('Refund exceeds the amount left: 0.00');
+    const retried = await request(stack.urls.payment).post(`/api/payments/refunds/${parked.refundId}/retry`).set('Authorization', admin.bearer);
+    expect(retried.body).toMatchObject({ amount: 38.99, status: 'SUCCEEDED' });
+    await paymentWhen(stack, buyer.bearer, paymentId, (p) => p.status === 'REFUNDED', 'REFUNDED');
+    expect(refundsAtProvider(intentId).map((r) => r.amount)).toEqual([3899]);
+  });
+
   it('has a cancel refund what is left after a partial refund, for the copies not refunded yet', async () => {
     const { paymentId, intentId } = await paid();
     expect((await refund(paymentId, { items: [{ bookId: dune.id, quantity: 1 }], reason: 'DAMAGED' })).status).toBe(201);
-    const order = await waitFor(
-      async () => {
-        const res = await request(stack.urls.order).get(`/api/orders/payment/${paymentId}`).set('Authorization', buyer.bearer);
-        return res.status === 200 ? res.body : undefined;
-      },
-      { what: 'the order' },
-    );
+    const order = await orderOf(paymentId);
 
     expect((await request(stack.urls.order).post(`/api/orders/${order.orderId}/cancel`).set('Authorization', buyer.bearer)).status).toBe(204);
 

@@ -4,7 +4,10 @@
  * one after the other:
  *
  * - `reserveRefund` adds a PENDING refund only if it fits in what is left: the payment's amount less
- *   its refunds that are PENDING or SUCCEEDED (a FAILED one holds no money until it is retried).
+ *   its refunds that are PENDING or SUCCEEDED. An ADMIN's FAILED refund holds no money until it is
+ *   retried (the admin may refund otherwise instead); a cancel's FAILED refund keeps holding all it
+ *   was for, as that is owed to the customer of a cancelled order until an admin's retry goes
+ *   through, so no other refund can take it and the retry always fits.
  *   Two refunds racing for the last amount: the second reads the first and is refused (409).
  * - `settleRefund` is the one place a refund becomes SUCCEEDED, whoever learnt it first (the
  *   provider's answer, `refund.created`/`refund.updated`, `charge.refunded`): once, with
@@ -19,8 +22,8 @@ import { centsText } from '../../platform/money';
 import { Payment, PaymentItem, Refund, type RefundItem } from './entities';
 import { publishPaymentRefunded, publishRefundSucceeded } from './events';
 
-/** Refunds that hold part of the payment's money: asked for, or done. */
-const holdsMoney = (refund: Refund) => refund.status !== 'FAILED';
+/** Refunds that hold part of the payment's money: asked for, or done, and a cancel's in any case. */
+const holdsMoney = (refund: Refund) => refund.status !== 'FAILED' || refund.origin !== null;
 
 export function centsLeft(payment: Payment, refunds: Refund[], except?: string): number {
   return payment.amountCents - refunds.filter((refund) => holdsMoney(refund) && refund.id !== except).reduce((sum, refund) => sum + refund.amountCents, 0);

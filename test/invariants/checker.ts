@@ -6,10 +6,11 @@
  *   partial refund answered 201 is at the provider exactly once (by metadata.refundId), at its amount;
  *   beyond those, at most one refund for the cancel's part (the rest of a cancelled order) and one per
  *   partial refund answered 5xx, and one without a refundId only from the provider's dashboard (a
- *   `merchantRefund` op); a cancelled order whose payment succeeded ends refunded in full, unless the
- *   cancel's refund was refused and admin refunds since took what it was for (its retry is then a
- *   409 and it stays FAILED); an order never cancelled is refunded exactly what its 201s say. A FAILED
- *   refund whose retry fits again must not outlive the settling.
+ *   `merchantRefund` op); a cancelled order whose payment succeeded ends refunded in full (a cancel's
+ *   refund refused for now keeps what it is for until its retry, so no partial refund takes it); an
+ *   order never cancelled is refunded exactly what its 201s say, but for a partial refund left FAILED
+ *   because refunds made since took what it was for (its retry is a 409). A FAILED refund whose retry
+ *   fits again must not outlive the settling.
  * - payments: one payment per checkoutId; the payment's status follows the ledger: succeeded and
  *   refunded in full → REFUNDED, succeeded → SUCCESS (partly refunded included), declined and not
  *   succeeded → FAILED, else PAYMENT_PENDING.
@@ -88,12 +89,10 @@ export async function checkOnce(world: World): Promise<CheckResult> {
     const refunded = succeeded && refundedCents === intent.amount;
     // The 201 refunds but those left FAILED because a retry no longer fits (CONTRACT §11).
     const settled = cart.refunds.filter((refund) => !truth.unfitRefunds.has(refund.refundId!));
-    // The cancel's refund, likewise: FAILED, and what it was for since refunded by an admin.
-    const unfitCancel = [...truth.unfitRefunds].some(([refundId, paymentId]) => paymentId === cart.paymentId && !cart.refunds.some((refund) => refund.refundId === refundId));
-    return { cart, name: cartName.get(cart)!, intent, succeeded, atProvider, refundedCents, refunded, settled, unfitCancel };
+    return { cart, name: cartName.get(cart)!, intent, succeeded, atProvider, refundedCents, refunded, settled };
   });
 
-  for (const { cart, name, intent, succeeded, atProvider, refundedCents, refunded, settled, unfitCancel } of facts) {
+  for (const { cart, name, intent, succeeded, atProvider, refundedCents, refunded, settled } of facts) {
     const amount = intent?.amount ?? 0;
     expect('refunds', refundedCents <= amount, () => `${name}: refunded ${refundedCents} cents at the provider of a ${amount}-cent payment`);
     const made = new Set(cart.refunds.map((refund) => refund.refundId));
@@ -120,11 +119,11 @@ export async function checkOnce(world: World): Promise<CheckResult> {
       product <= (cart.cancelled ? 1 : 0) + cart.unanswered.length,
       () => `${name}: ${product} refunds at the provider that no 201 answered${cart.cancelled ? ', one cancel' : ', no cancel'}, ${cart.unanswered.length} unanswered refunds`,
     );
-    if (cart.cancelled && succeeded && !unfitCancel) {
+    if (cart.cancelled && succeeded) {
       expect('refunds', refunded, () => `${name}: cancelled paid order refunded ${refundedCents} of ${amount} cents at the provider`);
     }
     const askedCents = settled.reduce((sum, refund) => sum + refund.cents, 0);
-    if (succeeded && (!cart.cancelled || unfitCancel) && !cart.merchantRefunded && cart.unanswered.length === 0) {
+    if (succeeded && !cart.cancelled && !cart.merchantRefunded && cart.unanswered.length === 0) {
       expect('refunds', refundedCents === askedCents, () => `${name}: refunded ${refundedCents} cents at the provider, the 201 partial refunds add up to ${askedCents}`);
     }
 
