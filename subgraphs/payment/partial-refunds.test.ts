@@ -222,6 +222,24 @@ describe('partial refunds (CONTRACT §11)', () => {
     expect(refundsAtProvider(intentId).map((r) => r.amount)).toEqual([3899]);
   });
 
+  it('has a cancel wait for the outcome of a refund still being asked of the provider, and refund what that one did not get', async () => {
+    const { paymentId, intentId } = await paid();
+    const order = await orderOf(paymentId);
+    sim().injectFaults({ refuseRefunds: 1, delayMs: 1500 });
+    try {
+      const asked = refund(paymentId, { amount: 38.99, reason: 'OTHER' }).then((res) => res);
+      await waitFor(async () => (await request(stack.urls.payment).get(`/api/payments/${paymentId}/refunds`).set('Authorization', admin.bearer)).body.length === 1, {
+        what: 'the refund asked of the provider',
+      });
+      expect((await request(stack.urls.order).post(`/api/orders/${order.orderId}/cancel`).set('Authorization', buyer.bearer)).status).toBe(204);
+      expect((await asked).body).toMatchObject({ amount: 38.99, status: 'FAILED' });
+      await paymentWhen(stack, buyer.bearer, paymentId, (p) => p.status === 'REFUNDED', 'REFUNDED by the cancel');
+    } finally {
+      sim().injectFaults({ delayMs: 0 });
+    }
+    expect(refundsAtProvider(intentId).map((r) => r.amount)).toEqual([3899]);
+  });
+
   it('has a cancel refund what is left after a partial refund, for the copies not refunded yet', async () => {
     const { paymentId, intentId } = await paid();
     expect((await refund(paymentId, { items: [{ bookId: dune.id, quantity: 1 }], reason: 'DAMAGED' })).status).toBe(201);

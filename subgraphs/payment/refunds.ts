@@ -13,7 +13,7 @@
  * `refund.updated` or `charge.refunded` webhook arrives (webhook.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { In, type EntityManager } from 'typeorm';
+import { In, IsNull, type EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
 import type { OrderCancelledEvent } from '../../platform/events/topics';
 import type { Logger } from '../../platform/logger';
@@ -141,6 +141,7 @@ export class Refunds {
       this.logger.info({ orderId, paymentId: payment.id, status: payment.status }, 'cancelled order whose payment holds no money; nothing to refund');
       return;
     }
+    await this.settleInFlight(payment);
     const refund = await this.refundOfCancel(payment.id, orderId);
     // FAILED waits for an admin; SUCCEEDED is done. Only a PENDING refund is asked (again) of the provider.
     if (refund?.status !== 'PENDING') {
@@ -148,6 +149,18 @@ export class Refunds {
       return;
     }
     await this.request(refund, payment);
+  }
+
+  /**
+   * An ADMIN's refund still being asked of the provider holds money the provider may refuse, and a
+   * cancel refunds only what is left: each is asked again under its own key first (the provider
+   * answers a key once, so this refunds nothing twice; one whose request died with its process is
+   * completed this way), so that what it does not get goes to the cancel. A passing failure rejects,
+   * and the cancel is redelivered.
+   */
+  private async settleInFlight(payment: Payment): Promise<void> {
+    const inFlight = await this.db.manager.find(Refund, { where: { paymentId: payment.id, status: 'PENDING', providerRefundId: IsNull(), origin: IsNull() } });
+    for (const refund of inFlight) await this.request(refund, payment);
   }
 
   /**
