@@ -117,6 +117,8 @@ describeFaults('Kafka stopped for 30 s under load', () => {
       averageOrderValue: PRICE,
       booksSold: PURCHASES,
       paymentSuccessRate: 100,
+      totalRefunds: 0,
+      refundedAmount: 0,
     });
   });
 });
