@@ -92,6 +92,15 @@ export async function settleRefund(db: Database, manager: EntityManager, refundI
   return true;
 }
 
+/**
+ * The provider reported the payment refunded in full (`charge.refunded`): refunds it had accepted as
+ * pending are done.
+ */
+export async function settlePendingRefunds(db: Database, manager: EntityManager, paymentId: string, at: Date): Promise<void> {
+  const pending = await manager.find(Refund, { where: { paymentId, status: 'PENDING' } });
+  for (const refund of pending.filter((one) => one.providerRefundId)) await settleRefund(db, manager, refund.id, at);
+}
+
 /** A refund's lines with the title and unit price paid, as events carry them. */
 function valued(refunded: RefundItem[], items: PaymentItem[]): { bookId: string; bookTitle: string; quantity: number; unitPriceCents: number }[] {
   return refunded.map(({ bookId, quantity }) => {

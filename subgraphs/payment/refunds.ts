@@ -78,15 +78,6 @@ export function refundsOf(manager: EntityManager, paymentIds: string[]): Promise
   return paymentIds.length === 0 ? Promise.resolve([]) : manager.find(Refund, { where: { paymentId: In(paymentIds) }, order: { createdAt: 'ASC', id: 'ASC' } });
 }
 
-/**
- * The provider reported the payment refunded in full (`charge.refunded`): refunds it had accepted as
- * pending are done.
- */
-export async function settlePendingRefunds(db: Database, manager: EntityManager, paymentId: string, at: Date): Promise<void> {
-  const pending = await manager.find(Refund, { where: { paymentId, status: 'PENDING' } });
-  for (const refund of pending.filter((one) => one.providerRefundId)) await settleRefund(db, manager, refund.id, at);
-}
-
 const refundNotFound = (id: string) => notFound(`Refund not found: ${id}`, 'REFUND_NOT_FOUND');
 
 export class Refunds {
@@ -101,7 +92,7 @@ export class Refunds {
     assertRole(principal, 'ADMIN');
     if ((request.amount === undefined) === (request.items === undefined)) throw validationFailed(['amount: exactly one of amount or items must be given']);
     if (request.restock && !request.items) throw validationFailed(['restock: only a refund of items names copies to put back']);
-    const refund = await this.db.transaction(async (manager) => {
+    const { refund, payment } = await this.db.transaction(async (manager) => {
       const locked = await lockPayment(this.db, manager, paymentId);
       const { payment } = locked;
       if (payment.status !== 'SUCCESS') throw conflict(`Payment ${payment.id} is ${payment.status}, not SUCCESS: nothing to refund`, 'PAYMENT_NOT_REFUNDABLE');
@@ -115,10 +106,9 @@ export class Refunds {
         restock: request.restock ?? false,
         origin: null,
       });
-      return reserveRefund(manager, locked, row);
+      return { refund: await reserveRefund(manager, locked, row), payment };
     });
     this.logger.info({ refundId: refund.id, paymentId, amountCents: refund.amountCents, reason: refund.reason, admin: principal.userId }, 'refund made by an admin');
-    const payment = await this.db.manager.findOneOrFail(Payment, { where: { id: paymentId } });
     return toRefundResponse(await this.request(refund, payment));
   }
 
@@ -253,16 +243,15 @@ export class Refunds {
     assertRole(principal, 'ADMIN');
     const found = await this.db.manager.findOne(Refund, { where: { id: refundId } });
     if (!found) throw refundNotFound(refundId);
-    const refund = await this.db.transaction(async (manager) => {
+    const { refund, payment } = await this.db.transaction(async (manager) => {
       const locked = await lockPayment(this.db, manager, found.paymentId);
       const current = locked.refunds.find((one) => one.id === refundId);
       if (current?.status !== 'FAILED') throw conflict(`Refund ${refundId} is not FAILED`, 'REFUND_NOT_FAILED');
       const left = centsLeft(locked.payment, locked.refunds, refundId);
       if (current.amountCents > left) throw exceedsLeft(left);
       await manager.update(Refund, { id: refundId, refusals: current.refusals, status: 'FAILED' }, { status: 'PENDING', updatedAt: new Date() });
-      return Object.assign(current, { status: 'PENDING' as const });
+      return { refund: Object.assign(current, { status: 'PENDING' as const }), payment: locked.payment };
     });
-    const payment = await this.db.manager.findOneOrFail(Payment, { where: { id: refund.paymentId } });
     this.logger.info({ refundId, paymentId: payment.id, orderId: refund.orderId, admin: principal.userId }, 'refund retried by an admin');
     try {
       return toRefundResponse(await this.request(refund, payment));

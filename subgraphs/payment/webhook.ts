@@ -32,8 +32,7 @@ import { linkToTraceparent } from '../../platform/telemetry/spans';
 import { Payment, PaymentItem, ProviderEvent, Refund, type PaymentStatus } from './entities';
 import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess, publishRefundFailed } from './events';
 import type { PaymentProvider, Stripe } from './provider';
-import { settleRefund } from './refund-ledger';
-import { settlePendingRefunds } from './refunds';
+import { settlePendingRefunds, settleRefund } from './refund-ledger';
 
 type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
 
