@@ -49,6 +49,7 @@ export async function startOurGateway(services: Services, port: number, nodeArgs
     ANALYTICS_URL: services.urls.analytics,
     APOLLO_TELEMETRY_DISABLED: '1',
     GATEWAY_DEDUPLICATE_QUERIES: String(deduplicate),
+    GATEWAY_DEDUPLICATE_REQUESTS: String(deduplicate),
     INTERNAL_API_KEY: randomBytes(16).toString('hex'),
     DB_URL: '',
     KAFKA_BROKERS: '',

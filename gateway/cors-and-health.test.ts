@@ -89,6 +89,13 @@ describe('CORS', () => {
     expect(deduplicate('true')).toBe(true);
     expect(() => deduplicate('no')).toThrow(ConfigError);
   });
+
+  it('shares identical client queries in flight unless GATEWAY_DEDUPLICATE_REQUESTS is false', () => {
+    const share = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { GATEWAY_DEDUPLICATE_REQUESTS: value }) }).gatewayDeduplicateRequests;
+    expect(share()).toBe(true);
+    expect(share('false')).toBe(false);
+    expect(() => share('maybe')).toThrow(ConfigError);
+  });
 });
 
 describe('actuator', () => {

@@ -11,6 +11,7 @@ import type { Logger } from '../platform/logger';
 import { runInContext } from '../platform/request-context';
 import { answeredBeforeTheApp } from '../rest-compat/app';
 import type { FrontHandler } from './index';
+import type { RequestSharing, SharedAnswer } from './shared-requests';
 import type { GatewayContext } from './subgraph-source';
 import type { TrustedDocuments } from './trusted-documents';
 
@@ -53,13 +54,39 @@ function parseJsonBody(bytes: Buffer): unknown {
   }
 }
 
-/** The Apollo Server's answer to one JSON post, as expressMiddleware would send it. */
+type ApolloAnswer = Awaited<ReturnType<ApolloServer<GatewayContext>['executeHTTPGraphQLRequest']>>;
+
+/** An answer whose body is whole, as every client sharing it gets it (gateway/shared-requests.ts). */
+function whole(response: ApolloAnswer): SharedAnswer | undefined {
+  return response.body.kind === 'complete' ? { status: response.status ?? 200, headers: [...response.headers], body: response.body.string } : undefined;
+}
+
+function send(res: http.ServerResponse, answer: SharedAnswer): void {
+  for (const [name, value] of answer.headers) res.setHeader(name, value);
+  res.statusCode = answer.status;
+  res.setHeader('Content-Length', Buffer.byteLength(answer.body));
+  res.end(answer.body);
+}
+
+async function sendStreamed(res: http.ServerResponse, response: ApolloAnswer): Promise<void> {
+  const answer = whole(response);
+  if (answer) {
+    send(res, answer);
+    return;
+  }
+  for (const [name, value] of response.headers) res.setHeader(name, value);
+  res.statusCode = response.status ?? 200;
+  if (response.body.kind === 'chunked') for await (const chunk of response.body.asyncIterator) res.write(chunk);
+  res.end();
+}
+
+/** The Apollo Server's answer to one JSON post, as expressMiddleware would send it; shared with identical requests in flight. */
 async function answer(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   running: ApolloServer<GatewayContext>,
   bytes: Buffer,
-  { forwarding, trusted }: Pick<GraphqlFrontOptions, 'forwarding' | 'trusted'>,
+  { forwarding, trusted, sharing }: Pick<GraphqlFrontOptions, 'forwarding' | 'trusted' | 'sharing'>,
 ): Promise<void> {
   const parsed = parseJsonBody(bytes);
   if (parsed === undefined) {
@@ -72,24 +99,36 @@ async function answer(
     return;
   }
   const { body } = resolved;
-  const headers = new HeaderMap();
-  for (const name in req.headers) {
-    const value = req.headers[name];
-    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  const forwarded = forwarding?.headers(req);
+  const execute = () => {
+    const headers = new HeaderMap();
+    for (const name in req.headers) {
+      const value = req.headers[name];
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    return running.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: 'POST', headers, search: '', body },
+      context: async () => ({ forwarded }),
+    });
+  };
+  const key = sharing.keyOf(req, bytes, body, forwarded);
+  if (key !== undefined) {
+    // The first of identical requests runs; an answer it cannot share (streamed) it sends itself.
+    const own: { response?: ApolloAnswer } = {};
+    const shared = await sharing.share(key, async () => {
+      own.response = await execute();
+      return whole(own.response);
+    });
+    if (shared) {
+      send(res, shared);
+      return;
+    }
+    if (own.response) {
+      await sendStreamed(res, own.response);
+      return;
+    }
   }
-  const response = await running.executeHTTPGraphQLRequest({
-    httpGraphQLRequest: { method: 'POST', headers, search: '', body },
-    context: async () => ({ forwarded: forwarding?.headers(req) }),
-  });
-  for (const [name, value] of response.headers) res.setHeader(name, value);
-  res.statusCode = response.status ?? 200;
-  if (response.body.kind === 'complete') {
-    res.setHeader('Content-Length', Buffer.byteLength(response.body.string));
-    res.end(response.body.string);
-    return;
-  }
-  for await (const chunk of response.body.asyncIterator) res.write(chunk);
-  res.end();
+  await sendStreamed(res, await execute());
 }
 
 export interface GraphqlFrontOptions {
@@ -98,10 +137,12 @@ export interface GraphqlFrontOptions {
   forwarding: GatewayForwarding | undefined;
   /** Documents by id, and the trusted documents mode (gateway/trusted-documents.ts). */
   trusted: TrustedDocuments;
+  /** Identical queries in flight share one execution (gateway/shared-requests.ts). */
+  sharing: RequestSharing;
   logger: Logger;
 }
 
-export function graphqlFront({ server, forwarding, trusted, logger }: GraphqlFrontOptions): FrontHandler {
+export function graphqlFront({ server, forwarding, trusted, sharing, logger }: GraphqlFrontOptions): FrontHandler {
   return (req, res) => {
     const running = server();
     if (!running || !plainJsonPost(req)) return false;
@@ -111,7 +152,7 @@ export function graphqlFront({ server, forwarding, trusted, logger }: GraphqlFro
     req.once('error', () => res.destroy());
     req.once('end', () => {
       runInContext({ requestId: id, authorization: req.headers.authorization }, () => {
-        answer(req, res, running, Buffer.concat(chunks), { forwarding, trusted }).catch((error: unknown) => {
+        answer(req, res, running, Buffer.concat(chunks), { forwarding, trusted, sharing }).catch((error: unknown) => {
           logger.error({ err: error, requestId: id }, 'graphql gateway error');
           if (res.headersSent) res.destroy();
           else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: GRAPHQL_CODES.INTERNAL_SERVER_ERROR } }] });

@@ -12,6 +12,7 @@ import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
+import type { Registry } from 'prom-client';
 import type { Config, ServiceName } from '../platform/config';
 import { gatewayForwarding } from '../platform/forwarded';
 import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
@@ -20,6 +21,7 @@ import { requestId } from '../rest-compat/app';
 import { graphqlFront, MALFORMED_JSON } from './graphql-front';
 import type { FrontHandler, GraphqlHalf } from './index';
 import { createSubgraphFetcher } from './subgraph-fetcher';
+import { requestSharing } from './shared-requests';
 import { SubgraphSource, type GatewayContext } from './subgraph-source';
 import { readManifest, trustedDocuments, type PersistedManifest, type TrustedDocuments } from './trusted-documents';
 import { costDirectivesOf } from '../platform/query-cost';
@@ -29,7 +31,8 @@ export const SUPERGRAPH_PATH = path.join(__dirname, '..', 'schema', 'supergraph.
 export const GRAPHQL_BODY_LIMIT = '1mb';
 
 export interface GraphqlGatewayDeps {
-  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> & Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries' | 'queryLimits' | 'trustedDocuments'>>;
+  config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> &
+    Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries' | 'gatewayDeduplicateRequests' | 'queryLimits' | 'trustedDocuments'>>;
   logger: Logger;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
@@ -37,6 +40,8 @@ export interface GraphqlGatewayDeps {
   limits?: QueryLimits;
   /** The trusted documents; defaults to the admin UI's generated manifest. */
   manifest?: PersistedManifest;
+  /** The gateway's metrics registry, for the GraphQL half's own counters. */
+  registry?: Registry;
 }
 
 export interface GraphqlGateway {
@@ -170,9 +175,10 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const subgraphs = createSubgraphFetcher({ deduplicate: config.gatewayDeduplicateQueries ?? true });
   const trusted = trustedDocuments(deps.manifest ?? readManifest(), config.trustedDocuments ?? 'off', logger);
   if (config.trustedDocuments === 'enforce') logger.info('GraphQL runs trusted documents only (GRAPHQL_TRUSTED_DOCUMENTS=enforce)');
+  const sharing = requestSharing({ enabled: config.gatewayDeduplicateRequests ?? true, maxTokens: limitsOptions.parseOptions.maxTokens, registry: deps.registry });
 
   return {
-    front: graphqlFront({ server: () => server, forwarding, trusted, logger }),
+    front: graphqlFront({ server: () => server, forwarding, trusted, sharing, logger }),
     async mount(app) {
       const gateway = new ApolloGateway({
         supergraphSdl,
@@ -212,8 +218,8 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
 }
 
 /** The hook the starters hand to `createGateway` (`mountGraphql`): mounts /graphql, returns its stop and front handler. */
-export const graphqlHalf: GraphqlHalf = (deps) => async (app) => {
-  const graphql = createGraphqlGateway(deps);
+export const graphqlHalf: GraphqlHalf = (deps) => async (app, registry) => {
+  const graphql = createGraphqlGateway({ ...deps, registry });
   await graphql.mount(app);
   return { stop: () => graphql.stop(), front: graphql.front };
 };

@@ -35,9 +35,10 @@ export interface MountedGraphql {
 
 /**
  * Mounts `/graphql` (with its own JSON parser) on the gateway's app, after the REST proxy and before
- * the 404 handler, and returns its stop and front handler.
+ * the 404 handler, with the gateway's metrics registry for its own counters, and returns its stop
+ * and front handler.
  */
-export type MountGraphql = (app: Express) => MountedGraphql | Promise<MountedGraphql>;
+export type MountGraphql = (app: Express, registry: Registry) => MountedGraphql | Promise<MountedGraphql>;
 
 /** What the GraphQL half (gateway/graphql.ts) hands the starters: given config and logger, its mount hook. */
 export type GraphqlHalf = (deps: { config: Config; logger: Logger }) => MountGraphql;
@@ -126,7 +127,7 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
   app.use(actuatorRouter({ name: 'gateway', description: 'REST path-proxy and federated GraphQL entry point', health: upstreams, registry, otherMethods: methodNotAllowed }));
 
   app.use(proxy.handler);
-  const graphql = await deps.mountGraphql?.(app);
+  const graphql = await deps.mountGraphql?.(app, registry);
   app.use(adminStatic(deps.adminDir));
   // The REST contract, parsed once here: /openapi.json and the Swagger UI reference at /docs.
   app.use(apiDocs(openApiDocument));

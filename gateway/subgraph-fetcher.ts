@@ -21,7 +21,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Fetcher, FetcherHeaders, FetcherRequestInit, FetcherResponse } from '@apollo/utils.fetcher';
-import { TRACE_HEADERS, endCall, startCall, withTraceHeaders } from '../platform/telemetry/spans';
+import { TRACE_HEADERS, endCall, linkSharedWork, startCall, withTraceHeaders } from '../platform/telemetry/spans';
 
 /** How long a subgraph may take to answer (or stay silent mid-answer) before the call fails. */
 export const SUBGRAPH_TIMEOUT_MS = 30_000;
@@ -193,11 +193,7 @@ export function createSubgraphFetcher({ timeoutMs = SUBGRAPH_TIMEOUT_MS, dedupli
     const key = callKey(url, init.headers ?? {}, body);
     const pending = inFlight.get(key);
     if (pending) {
-      if (traced && pending.call) {
-        traced.span.setAttribute('bookstore.deduplicated', true);
-        traced.span.addLink({ context: pending.call.span.spanContext() });
-        pending.call.span.addLink({ context: traced.span.spanContext() });
-      }
+      linkSharedWork(traced?.span, pending.call?.span);
       return pending.received;
     }
     const received = call(target, init, body).finally(() => inFlight.delete(key));

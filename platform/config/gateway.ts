@@ -21,6 +21,11 @@ export interface GatewayConfig {
    * share one call (gateway/subgraph-fetcher.ts).
    */
   gatewayDeduplicateQueries: boolean;
+  /**
+   * `GATEWAY_DEDUPLICATE_REQUESTS` (default true): identical GraphQL queries from clients in flight at
+   * the gateway share one execution and its answer (gateway/shared-requests.ts).
+   */
+  gatewayDeduplicateRequests: boolean;
 }
 
 export function readGateway(env: EnvReader): GatewayConfig {
@@ -29,6 +34,7 @@ export function readGateway(env: EnvReader): GatewayConfig {
     corsAllowLocalhost: (env.read('CORS_ALLOW_LOCALHOST') ?? (env.embedded ? 'true' : 'false')) === 'true',
     apolloTelemetryDisabled: apolloTelemetryDisabled(env.read('APOLLO_TELEMETRY_DISABLED')),
     gatewayDeduplicateQueries: env.bool('GATEWAY_DEDUPLICATE_QUERIES', true),
+    gatewayDeduplicateRequests: env.bool('GATEWAY_DEDUPLICATE_REQUESTS', true),
   };
 }
 

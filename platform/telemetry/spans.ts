@@ -95,6 +95,22 @@ async function inNewSpan<T>(name: string, options: InSpanOptions, work: (span: S
   }
 }
 
+/** The current span, when tracing is on and there is one. */
+export function currentSpan(): Span | undefined {
+  return tracingOn() ? trace.getActiveSpan() : undefined;
+}
+
+/**
+ * Marks `follower` as answered by work `leader` did for an identical request in flight (shared by
+ * deduplication), and links the two spans both ways, so either trace leads to the other.
+ */
+export function linkSharedWork(follower: Span | undefined, leader: Span | undefined): void {
+  if (!follower || !leader) return;
+  follower.setAttribute('bookstore.deduplicated', true);
+  follower.addLink({ context: leader.spanContext() });
+  leader.addLink({ context: follower.spanContext() });
+}
+
 /** A path's segments that are ids (numbers, UUIDs, long hex or ISBN-like tokens) as `{id}`, so span names stay few. */
 export function routeOf(url: string | undefined): string {
   const path = (url ?? '/').split('?')[0];
