@@ -215,9 +215,10 @@ function busiestProfile(dir: string): string {
 /**
  * Each gateway under each path's load with `--cpu-prof` (Hive Gateway's worker inherits it), one
  * process per gateway and path; the top frames by self time and by total time of each. Only the
- * measured load counts: start-up and warm-up are left out of the profile.
+ * measured load counts: start-up and warm-up are left out of the profile. `env` is handed to our
+ * gateway (bench/tracing.ts profiles it with tracing on).
  */
-export async function gatewayProfile(dir: string, seconds = 10, withHive = false) {
+export async function gatewayProfile(dir: string, seconds = 10, withHive = false, env: Record<string, string> = {}) {
   fs.mkdirSync(dir, { recursive: true });
   return withServices(async (services, scratch, servicesProcess) => {
     const port = await freePort();
@@ -233,7 +234,7 @@ export async function gatewayProfile(dir: string, seconds = 10, withHive = false
         const began = Date.now();
         const started =
           gateway === 'ours'
-            ? await startOurGateway(services, port, ['--cpu-prof', `--cpu-prof-dir=${out}`])
+            ? await startOurGateway(services, port, ['--cpu-prof', `--cpu-prof-dir=${out}`], true, env)
             : await startHive(services, port, scratch, ['--cpu-prof', `--cpu-prof-dir=${out}`]);
         let skipMs = 0;
         let measured: PathProfile['load'];

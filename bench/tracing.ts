@@ -8,13 +8,14 @@
  * in the same rounds, every answer checked against the data first (bench/gateway-paths.ts).
  *
  * `node dist/bench/tracing.js [seconds=10]`. The aim (DESIGN.md): at 10 %, at most 10 % less
- * throughput than off.
+ * throughput than off. `--profile=<dir> [--ratio=0.1]` instead profiles our gateway traced at that
+ * ratio under each path's load, as `node dist/bench/gateway.js --profile=<dir>` does untraced.
  */
 import 'reflect-metadata';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { measure, type Row } from './gateway';
+import { gatewayProfile, measure, type Row } from './gateway';
 import { paths, type Target } from './gateway-paths';
 import { startOurGateway, withServices } from './peers';
 import { freePort, stopGroup, type Started } from './processes';
@@ -45,9 +46,10 @@ async function startSink(): Promise<{ url: string; spans: () => number; close():
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v2/spans`, spans: () => spans, close: () => server.close() };
 }
 
-function envOf(variant: (typeof VARIANTS)[number], sink: string): Record<string, string> {
-  if (variant.ratio === undefined) return { TRACING: 'off', OTEL_TRACES_EXPORTER: 'none' };
-  return { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: sink, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: variant.ratio };
+/** Our gateway's settings: tracing off, or exporting to `sink` at `ratio` (parent-based). */
+function envOf(ratio: string | undefined, sink: string): Record<string, string> {
+  if (ratio === undefined) return { TRACING: 'off', OTEL_TRACES_EXPORTER: 'none' };
+  return { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: sink, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio };
 }
 
 export function tracingTable(result: Record<'rest' | 'dashboard' | 'books' | 'topBooks', Row[]>): string {
@@ -74,7 +76,7 @@ export async function tracingBench(seconds = 10) {
         const urls: string[] = [];
         for (const variant of VARIANTS) {
           const port = await freePort();
-          running.push(await startOurGateway(services, port, [], true, envOf(variant, sink.url)));
+          running.push(await startOurGateway(services, port, [], true, envOf(variant.ratio, sink.url)));
           urls.push(`http://127.0.0.1:${port}`);
         }
         const charged = { gateways: Object.fromEntries(VARIANTS.map((variant, i) => [variant.target, running[i]])), services: servicesProcess };
@@ -108,11 +110,23 @@ export async function tracingBench(seconds = 10) {
   }
 }
 
+/** Our gateway traced at `ratio` under each path's load, profiled (bench/gateway.ts, gatewayProfile). */
+async function tracedProfile(dir: string, seconds: number | undefined, ratio: string) {
+  const sink = await startSink();
+  try {
+    return await gatewayProfile(dir, seconds, false, envOf(ratio, sink.url));
+  } finally {
+    sink.close();
+  }
+}
+
 if (require.main === module) {
-  const seconds = Number(process.argv[2]) || Number(process.env.BENCH_SECONDS) || undefined;
-  tracingBench(seconds).then(
+  const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const seconds = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || Number(process.env.BENCH_SECONDS) || undefined;
+  const profileDir = option('profile');
+  (profileDir ? tracedProfile(profileDir, seconds, option('ratio') ?? '0.1') : tracingBench(seconds)).then(
     (result) => {
-      process.stderr.write(`${result.table}\n`);
+      if ('table' in result && typeof result.table === 'string') process.stderr.write(`${result.table}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);
     },
     (error: unknown) => {
