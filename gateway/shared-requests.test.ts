@@ -2,17 +2,21 @@
  * Identical GraphQL requests in flight at the gateway share one execution (gateway/shared-requests.ts),
  * seen by a client and by the subgraph: the gateway in front of stand-in subgraphs that hold their
  * answers until the test lets them go, with the subgraph fetcher's own sharing off so that every
- * execution shows as a subgraph call.
+ * execution shows as a subgraph call. Tracing is on, its spans kept in memory.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SpanKind } from '@opentelemetry/api';
 import { loadConfig, type Config } from '../platform/config';
 import { createLogger } from '../platform/logger';
+import { traceInMemory } from '../test/telemetry';
 import { waitFor } from '../test/wait';
 import { createGraphqlGateway } from './graphql';
 import { createGateway, type GatewayRuntime } from './index';
 
 const logger = createLogger('silent');
+const { exporter, tracing } = traceInMemory();
+afterAll(() => tracing?.shutdown());
 const DASHBOARD = '{ dashboard { totalOrders } }';
 const END_SESSIONS = 'mutation { endUserSessions(userId: "u-1") }';
 
@@ -126,6 +130,27 @@ describe('identical GraphQL requests in flight at the gateway', () => {
     subgraph.release();
     for (const res of await Promise.all(answers)) expect(await res.json()).toEqual({ data: { dashboard: { totalOrders: 7 } } });
     expect(await sharedSoFar()).toBe(0);
+  });
+
+  it('marks the span of a request that shared, and links it and the span of the request that ran to each other', async () => {
+    await started({});
+    exporter.reset();
+    const answers = [post(DASHBOARD), post(DASHBOARD)];
+    await waitFor(async () => (await sharedSoFar()) === 1 && subgraph.calls.length === 1, { what: 'the second request waiting on the first' });
+    subgraph.release();
+    await Promise.all(answers);
+    const served = await waitFor(
+      () => {
+        const spans = exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER && span.name === 'POST /graphql');
+        return spans.length === 2 ? spans : undefined;
+      },
+      { what: "both requests' spans" },
+    );
+    const [shared, ran] = served[0].attributes['bookstore.deduplicated'] === true ? served : [served[1], served[0]];
+    expect(shared.attributes['bookstore.deduplicated']).toBe(true);
+    expect(ran.attributes['bookstore.deduplicated']).toBeUndefined();
+    expect(shared.links.map((link) => link.context.spanId)).toEqual([ran.spanContext().spanId]);
+    expect(ran.links.map((link) => link.context.spanId)).toEqual([shared.spanContext().spanId]);
   });
 
   it('runs a query again once the answer of an identical one has gone out', async () => {
