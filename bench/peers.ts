@@ -20,8 +20,14 @@ export interface Services {
   authorization: string;
 }
 
+/**
+ * The internal key of this run, shared by the services and our gateways as in production: the
+ * services then believe the forwarded headers our gateway sends with its proof (platform/forwarded.ts).
+ */
+export const INTERNAL_API_KEY = randomBytes(16).toString('hex');
+
 async function startServices(): Promise<{ started: Started; services: Services }> {
-  const started = startGroup('services', process.execPath, [path.join(dist, 'bench', 'services.js')], { LOG_LEVEL: 'warn' }, 'pipe');
+  const started = startGroup('services', process.execPath, [path.join(dist, 'bench', 'services.js')], { LOG_LEVEL: 'warn', INTERNAL_API_KEY }, 'pipe');
   const services = await new Promise<Services>((resolve, reject) => {
     let out = '';
     started.child.stdout!.on('data', (chunk: Buffer) => {
@@ -50,7 +56,7 @@ export async function startOurGateway(services: Services, port: number, nodeArgs
     APOLLO_TELEMETRY_DISABLED: '1',
     GATEWAY_DEDUPLICATE_QUERIES: String(deduplicate),
     GATEWAY_DEDUPLICATE_REQUESTS: String(deduplicate),
-    INTERNAL_API_KEY: randomBytes(16).toString('hex'),
+    INTERNAL_API_KEY,
     DB_URL: '',
     KAFKA_BROKERS: '',
     ...env,

@@ -31,7 +31,17 @@ async function orderCount(url: string, authorization: string): Promise<number> {
 
 async function main(): Promise<void> {
   // Errors only: the bench's payments ignore stock, so the book service warns of every oversold order.
-  const stack = await startStack({ services: ['book', 'order', 'analytics'], env: { LOG_LEVEL: 'error', DB_URL: '', KAFKA_BROKERS: '', SEED_DEMO_CATALOGUE: 'true' } });
+  const stack = await startStack({
+    services: ['book', 'order', 'analytics'],
+    env: {
+      LOG_LEVEL: 'error',
+      DB_URL: '',
+      KAFKA_BROKERS: '',
+      SEED_DEMO_CATALOGUE: 'true',
+      // The key our gateways get too (bench/peers.ts), so the services believe their forwarded headers.
+      ...(process.env.INTERNAL_API_KEY ? { INTERNAL_API_KEY: process.env.INTERNAL_API_KEY } : {}),
+    },
+  });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
