@@ -3,6 +3,7 @@
  * (KAFKA_BROKERS): what the services rely on, whichever column of the design they run in.
  */
 import { randomUUID } from 'node:crypto';
+import net, { type Socket } from 'node:net';
 import type { Database } from '../database';
 import { waitFor } from '../../test/wait';
 import { Counter, CounterIncremented, TestDatabases, counterIncremented, freePorts, makeKafkaBus, readCounter, testLogger } from '../../test/event-fixtures';
@@ -174,6 +175,34 @@ describe('kafka bus without a reachable broker', () => {
 
 describeIf(runConfig.kafkaBrokers !== undefined, 'kafka bus', 'set KAFKA_BROKERS to run', () => {
   busContract('kafka', () => makeKafkaBus({ clientId: 'bus-contract' }));
+
+  it('publishes when its connections to the broker were closed under it, without the caller trying again', async () => {
+    // A broker closes a connection it finds idle; Node then ends the socket, and kafkajs, not told
+    // yet, writes to it ("write after end"). Here every socket the bus opened is ended between two
+    // publishes, as the broker's close would end them.
+    const connect = net.connect.bind(net);
+    const sockets: Socket[] = [];
+    const spy = jest.spyOn(net, 'connect').mockImplementation((...args: Parameters<typeof net.connect>) => {
+      const socket = connect(...args);
+      sockets.push(socket);
+      return socket;
+    });
+    const bus = makeKafkaBus({ clientId: 'bus-contract' });
+    try {
+      const t = `contract-${randomUUID()}`;
+      await bus.publish([{ topic: t, key: 'k', value: 'before' }]);
+      for (const socket of sockets) socket.end();
+      await bus.publish([{ topic: t, key: 'k', value: 'after' }]);
+      const received: string[] = [];
+      const subscription = await bus.subscribe({ groupId: `group-${randomUUID()}`, topics: [t], handle: async (message) => void received.push(message.value) });
+      await waitFor(() => received.length === 2, { what: 'both messages', timeoutMs: 60_000 });
+      expect(received).toEqual(['before', 'after']);
+      await subscription.stop();
+    } finally {
+      spy.mockRestore();
+      await bus.close();
+    }
+  });
 
   it('replaces a consumer whose handler never returns, and its replacement handles the message', async () => {
     const bus = makeKafkaBus({ clientId: 'bus-contract', stallTimeoutMs: 2000 });

@@ -11,7 +11,8 @@ import { Partitioners, type Kafka, type Producer } from 'kafkajs';
 import type { BusMessage, PublishOptions } from '../bus';
 import { PUBLISHER, PUBLISHER_HEADER } from '../bus';
 import type { KafkaAdmin } from './admin';
-import { Reconnecting } from './connection';
+import { KafkaTimeoutError, Reconnecting } from './connection';
+import { isRetriableKafkaError } from './errors';
 
 // The transaction coordinator answers CONCURRENT_TRANSACTIONS to a batch that follows the previous
 // commit too closely (its markers are still being written): retried after 100 ms, that would cost
@@ -50,7 +51,14 @@ export class TransactionalProducer {
     );
   }
 
-  /** Sends `messages` (of any topics) in one transaction, after the publishes before it. */
+  /**
+   * Sends `messages` (of any topics) in one transaction, after the publishes before it. A publish
+   * that failed for a passing reason (a connection the broker closed while the producer was idle:
+   * kafkajs then writes to a socket that has ended, or looks for the transaction's coordinator over
+   * it) is made once more by a new producer before the caller hears of it. Should the first one's
+   * commit have reached the broker after all, the messages are there twice, as after any publish
+   * the outbox relay repeats, and consumers apply each event id once.
+   */
   async publish(messages: BusMessage[], options: PublishOptions): Promise<void> {
     const byTopic = new Map<string, BusMessage[]>();
     for (const message of messages) {
@@ -62,7 +70,7 @@ export class TransactionalProducer {
       topic,
       messages: list.map(({ key, value, headers }) => ({ key, value, headers: { ...headers, [PUBLISHER_HEADER]: PUBLISHER } })),
     }));
-    const turn = this.publishing.then(() =>
+    const attempt = () =>
       this.producer.use('publishing to Kafka', this.options.publishTimeoutMs ?? 30000, async (producer) => {
         await this.topics.ensureTopics([...byTopic.keys()]);
         const transaction = await producer.transaction();
@@ -74,6 +82,14 @@ export class TransactionalProducer {
           await transaction.abort().catch(() => undefined);
           throw error;
         }
+      });
+    // The second attempt keeps this publish's turn, so nothing published after it overtakes it.
+    const turn = this.publishing.then(() =>
+      attempt().catch((error: unknown) => {
+        // A broker's answer or our own time-out is the caller's to hear; a connection lost is not.
+        if (!isRetriableKafkaError(error) || error instanceof KafkaTimeoutError) throw error;
+        this.topics.forgetTopics();
+        return attempt();
       }),
     );
     this.publishing = turn.catch(() => undefined);
