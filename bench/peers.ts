@@ -24,7 +24,7 @@ export interface Services {
  * The internal key of this run, shared by the services and our gateways as in production: the
  * services then believe the forwarded headers our gateway sends with its proof (platform/forwarded.ts).
  */
-export const INTERNAL_API_KEY = randomBytes(16).toString('hex');
+const INTERNAL_API_KEY = randomBytes(16).toString('hex');
 
 async function startServices(): Promise<{ started: Started; services: Services }> {
   const started = startGroup('services', process.execPath, [path.join(dist, 'bench', 'services.js')], { LOG_LEVEL: 'warn', INTERNAL_API_KEY }, 'pipe');

@@ -23,6 +23,7 @@ import type http from 'node:http';
 import { OperationTypeNode, getOperationAST, parse } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import { currentSpan, linkSharedWork } from '../platform/telemetry/spans';
+import { isRecord } from './trusted-documents';
 
 /** An answer as it goes to every client that shares it. */
 export interface SharedAnswer {
@@ -53,10 +54,6 @@ export interface RequestSharing {
    * requests waiting on it then run their own.
    */
   share(key: string, run: () => Promise<SharedAnswer | undefined>): Promise<SharedAnswer | undefined>;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function requestSharing({ enabled, maxTokens, registry }: RequestSharingOptions): RequestSharing {

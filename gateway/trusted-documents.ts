@@ -67,7 +67,8 @@ export function readManifest(file: string = PERSISTED_DOCUMENTS_PATH): Persisted
   return JSON.parse(fs.readFileSync(file, 'utf8')) as PersistedManifest;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
