@@ -4,6 +4,7 @@
 // The last blocks are the layering of the top-level folders, as import boundaries.
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
+import graphqlPlugin from '@graphql-eslint/eslint-plugin';
 import prettier from 'eslint-config-prettier';
 import importX from 'eslint-plugin-import-x';
 import jest from 'eslint-plugin-jest';
@@ -12,6 +13,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const TEST_FILES = ['**/*.test.ts', 'test/**'];
+// What the JavaScript and TypeScript rules read; the subgraphs' SDL has rules of its own (last block but the boundaries).
+const CODE = ['**/*.{ts,tsx,mts,cts,js,mjs,cjs}'];
 // Folders outside the layering: they start, check, measure and test the whole system.
 const TOOLING = ['test', 'bench', 'scripts', 'schema'];
 // Kafka behind one adapter (STYLE.md 10): only this folder imports kafkajs, so the client can be swapped.
@@ -28,6 +31,10 @@ const restrictImports = (...restrictions) => [
     patterns: restrictions.map(({ module, message }) => ({ group: [`${module}/*`], message })),
   },
 ];
+// The root types say nothing their fields do not (each root field is described).
+const ROOT_TYPES = 'ObjectTypeDefinition[name.value=/^(Query|Mutation|Subscription)$/]';
+// Entities a subgraph refers to or extends while another owns (and describes) them.
+const ENTITIES_OWNED_ELSEWHERE = { analytics: ['Book'], auth: ['User'], order: ['User', 'Book', 'Payment'], payment: ['User', 'Order', 'Book'] };
 const SUBGRAPHS = readdirSync(new URL('./subgraphs', import.meta.url), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
@@ -36,9 +43,10 @@ export default tseslint.config(
   // generated/: GraphQL Code Generator's output (schema/codegen.ts), checked by tsc and `npm run schema:check`.
   { ignores: ['**/node_modules/', '**/dist/', '**/generated/', 'data/', '.cache/', '.tmp/', 'test-results/', 'bench/results/'] },
 
-  js.configs.recommended,
-  ...tseslint.configs.strictTypeChecked,
+  { ...js.configs.recommended, files: CODE },
+  ...tseslint.configs.strictTypeChecked.map((config) => ({ ...config, files: config.files ?? CODE })),
   {
+    files: CODE,
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -151,6 +159,51 @@ export default tseslint.config(
   { files: ['gateway/admin/src/hooks.ts'], rules: { 'react-hooks/exhaustive-deps': 'off' } },
 
   prettier,
+
+  // Each subgraph's SDL, against the subgraph's own schema (graphql-eslint builds a federation
+  // subgraph with @apollo/subgraph, so entities count as reachable through `_entities`): names in the
+  // usual cases, a description on every type and on every root field, a reason on every deprecation,
+  // no type that nothing reaches.
+  // The plugin reads one graphql-config for the whole run: a project per subgraph, found by the file linted.
+  {
+    files: ['subgraphs/*/schema.graphql'],
+    languageOptions: {
+      parser: graphqlPlugin.parser,
+      parserOptions: { graphQLConfig: { projects: Object.fromEntries(SUBGRAPHS.map((name) => [name, { schema: `subgraphs/${name}/schema.graphql` }])) } },
+    },
+    plugins: { '@graphql-eslint': graphqlPlugin },
+    rules: {
+      '@graphql-eslint/naming-convention': [
+        'error',
+        {
+          types: 'PascalCase',
+          FieldDefinition: 'camelCase',
+          InputValueDefinition: 'camelCase',
+          Argument: 'camelCase',
+          EnumValueDefinition: 'UPPER_CASE',
+          allowLeadingUnderscore: false,
+          allowTrailingUnderscore: false,
+        },
+      ],
+      '@graphql-eslint/require-description': ['error', { types: true, rootField: true, ignoredSelectors: [ROOT_TYPES] }],
+      '@graphql-eslint/require-deprecation-reason': 'error',
+      '@graphql-eslint/no-unreachable-types': 'error',
+      '@graphql-eslint/known-type-names': 'error',
+      '@graphql-eslint/unique-field-definition-names': 'error',
+      '@graphql-eslint/unique-enum-value-names': 'error',
+    },
+  },
+  // An entity another subgraph owns is described there: a subgraph that only refers to it or adds a
+  // field to it does not describe it again (composition would have to choose between the two).
+  ...Object.entries(ENTITIES_OWNED_ELSEWHERE).map(([name, types]) => ({
+    files: [`subgraphs/${name}/schema.graphql`],
+    rules: {
+      '@graphql-eslint/require-description': [
+        'error',
+        { types: true, rootField: true, ignoredSelectors: [ROOT_TYPES, ...types.map((type) => `ObjectTypeDefinition[name.value=${type}]`)] },
+      ],
+    },
+  })),
 
   // Production code logs through the one logger and reads its settings from the one config
   // (STYLE.md 7 and 8): platform/run.ts hands process.env to platform/config.ts, nothing else reads it.

@@ -11,6 +11,8 @@ module.exports = {
   roots: ['<rootDir>'],
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // Scratch and caches: bench/runtimes.ts keeps a baseline checkout with its own tests under .tmp.
+  modulePathIgnorePatterns: ['<rootDir>/.tmp/', '<rootDir>/.cache/'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   globalSetup: '<rootDir>/test/openapi/global-setup.ts',
   setupFiles: ['<rootDir>/test/setup-env.ts'],

@@ -1,8 +1,9 @@
 /**
  * The catalogue at volume: cover upload latency (sequential uploads of a ~200 KB PNG through the
  * book service, on the directory store and on an S3 store, s3rver through @aws-sdk/client-s3),
- * and the time of `GET /api/books/` answering the whole catalogue of `books` books. MySQL when
- * DB_URL is set. Build, then: node dist/bench/catalogue.js [uploads=100] [books=10000].
+ * and `GET /api/books/` answering the whole catalogue of each of `books` sizes: bytes on the wire and
+ * time, uncompressed, gzip, br, and revalidated (304). MySQL when DB_URL is set. Build, then:
+ * node dist/bench/catalogue.js [uploads=100] [books=10000,100000].
  */
 import 'reflect-metadata';
 import request from 'supertest';
@@ -11,6 +12,7 @@ import { pngOfSize } from '../test/images';
 import { S3RVER_CREDENTIALS, S3Server } from '../test/s3-server';
 import { adminSession, startStack, type Stack } from '../test/stack';
 import { benchBook, insertBooks } from './books';
+import { rawRequest } from '../test/gateway';
 import { latencies, percentile } from './measure';
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -30,14 +32,14 @@ async function uploads(stack: Stack, count: number): Promise<{ p50Ms: number; p9
   return { p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)), bytes: png.length };
 }
 
-/** `count` books written straight into the book service's tables (the HTTP path is not what is measured). */
-async function fill(stack: Stack, count: number): Promise<void> {
+/** Books written straight into the book service's tables (the HTTP path is not what is measured), numbered from `from`. */
+async function fill(stack: Stack, from: number, to: number): Promise<void> {
   const admin = await adminSession(stack);
   const refs = await catalogueReferences(stack, admin.bearer);
   const db = stack.services.book!.db;
   const now = new Date();
-  for (let start = 0; start < count; start += 500) {
-    const books = Array.from({ length: Math.min(500, count - start) }, (_, i) =>
+  for (let start = from; start < to; start += 500) {
+    const books = Array.from({ length: Math.min(500, to - start) }, (_, i) =>
       benchBook(
         { title: `Volume ${String(start + i).padStart(6, '0')}`, description: 'A book of the benchmark catalogue.', publisherId: refs.publisherId, categoryId: refs.categoryId },
         now,
@@ -47,27 +49,63 @@ async function fill(stack: Stack, count: number): Promise<void> {
   }
 }
 
-async function wholeList(stack: Stack, count: number): Promise<{ p50Ms: number; maxMs: number; books: number; bodyBytes: number }> {
-  await fill(stack, count);
+/**
+ * The whole catalogue as a shop loads it (`GET /api/books/`), raw bytes on the wire: as it was sent
+ * before compression and validators (no Accept-Encoding), in gzip and in br, and revalidated with
+ * the tag of the first load (304). Each: p50 and max over `times` requests after 2 warm-ups, so the
+ * compressed loads reuse what the first one compressed; `brAfterChange` is the first br load after
+ * each of 5 changes of the catalogue, compressed anew.
+ */
+async function wholeList(stack: Stack, times: number): Promise<Record<string, unknown>> {
   let books = 0;
-  let bodyBytes = 0;
-  const times = await latencies(10, 2, async () => {
-    const res = await request(stack.urls.book).get('/api/books/');
-    books = Number(res.headers['x-total-count']);
-    bodyBytes = res.text.length;
-  });
-  return { p50Ms: round(percentile(times, 50)), maxMs: round(Math.max(...times)), books, bodyBytes };
+  const measured: Record<string, { p50Ms: number; maxMs: number; wireBytes: number; status: number }> = {};
+  const ways: [string, Record<string, string>][] = [
+    ['identity', {}],
+    ['gzip', { 'Accept-Encoding': 'gzip' }],
+    ['br', { 'Accept-Encoding': 'gzip, deflate, br' }],
+  ];
+  let tag = '';
+  for (const [name, headers] of [...ways, ['revalidated', {}] as [string, Record<string, string>]]) {
+    let wireBytes = 0;
+    let status = 0;
+    const sent = name === 'revalidated' ? { 'Accept-Encoding': 'gzip, deflate, br', 'If-None-Match': tag } : headers;
+    const samples = await latencies(times, 2, async () => {
+      const res = await rawRequest(stack.urls.book, 'GET', '/api/books/', sent);
+      books = Number(res.headers['x-total-count'] ?? books);
+      wireBytes = res.body.length;
+      status = res.status;
+      if (name === 'br') tag = String(res.headers.etag);
+    });
+    measured[name] = { p50Ms: round(percentile(samples, 50)), maxMs: round(Math.max(...samples)), wireBytes, status };
+  }
+  // The first br load after each change of the catalogue (one more book): nothing compressed to reuse.
+  const changed: number[] = [];
+  for (let i = 0; i < Math.min(times, 5); i += 1) {
+    await fill(stack, books + i, books + i + 1);
+    changed.push(
+      ...(await latencies(1, 0, async () => {
+        await rawRequest(stack.urls.book, 'GET', '/api/books/', { 'Accept-Encoding': 'gzip, deflate, br' });
+      })),
+    );
+  }
+  measured.brAfterChange = { p50Ms: round(percentile(changed, 50)), maxMs: round(Math.max(...changed)), wireBytes: 0, status: 200 };
+  return { books, ...measured };
 }
 
 async function main(): Promise<Record<string, unknown>> {
   const uploadCount = Number(process.argv[2] ?? 100);
-  const bookCount = Number(process.argv[3] ?? 10_000);
+  const bookCounts = (process.argv[3] ?? '10000,100000').split(',').map(Number);
   const local = await startStack({ services: ['book'], env: { LOG_LEVEL: 'warn' } });
   let directory;
-  let list;
+  const list: Record<string, unknown>[] = [];
   try {
     directory = await uploads(local, uploadCount);
-    list = await wholeList(local, bookCount);
+    let filled = 0;
+    for (const count of bookCounts) {
+      await fill(local, filled, count);
+      filled = count;
+      list.push(await wholeList(local, count >= 100_000 ? 5 : 10));
+    }
   } finally {
     await local.stop();
   }

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ready, startGroup, stopGroup, type Started } from './processes';
+import { paths, type Target } from './gateway-paths';
+import { freePort, ready, startGroup, stopGroup, type Started } from './processes';
 
 const dist = path.join(__dirname, '..');
 const root = path.join(dist, '..');
@@ -150,5 +151,44 @@ export async function withServices<T>(run: (services: Services, dir: string, pro
   } finally {
     await stopGroup(started);
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One of our gateways beside others in a bench: its name in the table, its settings, and headers its requests add. */
+export interface GatewayVariant {
+  target: string;
+  deduplicate?: boolean;
+  env: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Our gateways side by side, one process each, over the same services (bench/tracing.ts,
+ * bench/usage.ts): each path's request through the first, checked against the data
+ * (bench/gateway-paths.ts), and `through` the same request to every one of them, checked alike.
+ */
+export async function ourGatewayVariants(services: Services, servicesProcess: Started, variants: readonly GatewayVariant[]) {
+  const running: Started[] = [];
+  const stop = async () => {
+    for (const started of running.reverse()) await stopGroup(started);
+  };
+  try {
+    const urls: string[] = [];
+    for (const variant of variants) {
+      const port = await freePort();
+      running.push(await startOurGateway(services, port, [], variant.deduplicate ?? true, variant.env));
+      urls.push(`http://127.0.0.1:${port}`);
+    }
+    const charged = { gateways: Object.fromEntries(variants.map((variant, i) => [variant.target, running[i]])), services: servicesProcess };
+    const base = await paths({ services, ours: urls[0] });
+    const through = (targets: Target[]): Target[] => {
+      const ours = targets.find((t) => t.target === 'ours');
+      if (!ours) throw new Error('no target through our gateway');
+      return variants.map((variant, i) => ({ ...ours, target: variant.target, url: ours.url.replace(urls[0], urls[i]), headers: { ...ours.headers, ...variant.headers } }));
+    };
+    return { base, charged, through, stop };
+  } catch (error) {
+    await stop();
+    throw error;
   }
 }

@@ -86,3 +86,23 @@ export function groupCpuMs({ child }: Started): number | undefined {
   }
   return ticks * 10;
 }
+
+/** Resident memory (bytes) of the processes of a group now, from Linux's /proc (undefined elsewhere). */
+export function groupRssBytes({ child }: Started): number | undefined {
+  if (process.platform !== 'linux' || child.pid === undefined) return undefined;
+  let kib = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    let status: string;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      status = fs.readFileSync(`/proc/${entry}/status`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== child.pid) continue;
+    kib += Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return kib * 1024;
+}

@@ -16,9 +16,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { gatewayProfile, measure, type Row } from './gateway';
-import { paths, type Target } from './gateway-paths';
-import { startOurGateway, withServices } from './peers';
-import { freePort, stopGroup, type Started } from './processes';
+import { ourGatewayVariants, withServices } from './peers';
 
 const VARIANTS = [
   { target: 'off', ratio: undefined },
@@ -71,22 +69,12 @@ export async function tracingBench(seconds = 10) {
   const sink = await startSink();
   try {
     return await withServices(async (services, _dir, servicesProcess) => {
-      const running: Started[] = [];
+      const { base, charged, through, stop } = await ourGatewayVariants(
+        services,
+        servicesProcess,
+        VARIANTS.map((variant) => ({ target: variant.target, env: envOf(variant.ratio, sink.url) })),
+      );
       try {
-        const urls: string[] = [];
-        for (const variant of VARIANTS) {
-          const port = await freePort();
-          running.push(await startOurGateway(services, port, [], true, envOf(variant.ratio, sink.url)));
-          urls.push(`http://127.0.0.1:${port}`);
-        }
-        const charged = { gateways: Object.fromEntries(VARIANTS.map((variant, i) => [variant.target, running[i]])), services: servicesProcess };
-        const base = await paths({ services, ours: urls[0] });
-        // Each path's target through the first gateway, then the same request through the others, checked alike.
-        const through = (targets: Target[]): Target[] => {
-          const ours = targets.find((t) => t.target === 'ours');
-          if (!ours) throw new Error('no target through our gateway');
-          return VARIANTS.map((variant, i) => ({ ...ours, target: variant.target, url: ours.url.replace(urls[0], urls[i]) }));
-        };
         const result = {
           rest: await measure(through(base.rest), seconds, charged),
           dashboard: await measure(through(base.dashboard), seconds, charged),
@@ -102,7 +90,7 @@ export async function tracingBench(seconds = 10) {
           table: tracingTable(result),
         };
       } finally {
-        for (const started of running.reverse()) await stopGroup(started);
+        await stop();
       }
     });
   } finally {

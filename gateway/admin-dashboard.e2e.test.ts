@@ -9,14 +9,14 @@ import request from 'supertest';
 import type { Browser } from '../test/admin-ui';
 import { adminUiSuite, attribute, screenshot, STORED_REFRESH_TOKEN, textOf, today, type AdminUi, type Buyer, type Dashboard } from '../test/admin-ui-suite';
 import type { RunningGateway } from '../test/gateway';
-import type { Purchase } from '../test/graphql';
-import { waitFor, type Stack } from '../test/harness';
+import { paidPurchase, type Purchase } from '../test/graphql';
+import { registeredUser, waitFor, type Stack } from '../test/harness';
 
 jest.setTimeout(60_000);
 
 let stack: Stack, gateway: RunningGateway, browser: Browser, admin: AdminUi['admin'], page: Page;
 let buyer: Buyer, purchase: Purchase, orderId: string;
-const { pageProblems, realPurchase, restAs, signIn } = adminUiSuite((ui) => ({ stack, gateway, browser, admin, page } = ui));
+const { dropStreams, pageProblems, realPurchase, restAs, signIn } = adminUiSuite((ui) => ({ stack, gateway, browser, admin, page } = ui));
 
 describe('the admin dashboard in Chromium', () => {
   it('signs the admin in and shows empty states on a fresh install', async () => {
@@ -181,6 +181,47 @@ describe('the admin dashboard in Chromium', () => {
     } finally {
       await phone.close();
     }
+  });
+
+  it('changes its cards and charts as someone else pays, without a reload, and shows a lost connection until it is back', async () => {
+    // This tab signed out above.
+    await signIn(page, stack.admin.email, stack.admin.password);
+    await textOf(page.getByTestId('live-status'), 'Live');
+    const paidCard = page.getByTestId('card-paidOrders');
+    const paid = Number(await attribute(paidCard, 'data-value'));
+    const series = await attribute(page.getByTestId('chart-revenue-daily'), 'data-series');
+    // Gone if the page were loaded again.
+    await page.evaluate('window.sameDocument = true');
+    const paidNow = async (expected: number) =>
+      waitFor(async () => Number(await paidCard.getAttribute('data-value', { timeout: 1000 })) === expected, { what: `${expected} paid orders on the card`, timeoutMs: 15_000 });
+
+    const shopper = await registeredUser(stack, { firstName: 'Ada', lastName: 'Live' });
+    await paidPurchase(stack, shopper.bearer, admin.bearer);
+    await paidNow(paid + 1);
+    expect(JSON.parse(await attribute(page.getByTestId('chart-revenue-daily'), 'data-series', series))).toEqual([
+      { date: today(), revenue: expect.any(String), paidOrders: ((JSON.parse(series) as { paidOrders: number }[])[0]?.paidOrders ?? 0) + 1 },
+    ]);
+    expect(await page.evaluate('window.sameDocument')).toBe(true);
+    await screenshot(page, 'dashboard-live');
+
+    // The stream breaks and cannot come back for a while: the page says so, then recovers by itself.
+    const refused: string[] = [];
+    await page.route(`${gateway.url}/graphql`, async (route) => {
+      if (!(route.request().headers().accept ?? '').includes('text/event-stream')) return route.continue();
+      refused.push(route.request().url());
+      return route.abort('connectionrefused');
+    });
+    dropStreams();
+    await textOf(page.getByTestId('live-status'), 'Connection lost: reconnecting');
+    await waitFor(() => refused.length > 0, { what: 'a reconnection attempt' });
+    await screenshot(page, 'dashboard-reconnecting');
+    await page.unroute(`${gateway.url}/graphql`);
+    await textOf(page.getByTestId('live-status'), 'Live');
+    await paidPurchase(stack, shopper.bearer, admin.bearer);
+    await paidNow(paid + 2);
+    expect(await page.evaluate('window.sameDocument')).toBe(true);
+    // The refused attempts are logged by Chromium as failed loads; they were meant.
+    for (let i = pageProblems.length - 1; i >= 0; i -= 1) if (pageProblems[i].includes('net::ERR_CONNECTION_REFUSED')) pageProblems.splice(i, 1);
   });
 
   it('runs without a script error, a blocked resource or a console error', () => {

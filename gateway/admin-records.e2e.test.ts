@@ -10,6 +10,7 @@ import request from 'supertest';
 import { adminUiSuite, attribute, screenshot, textOf, type AdminUi, type Buyer } from '../test/admin-ui-suite';
 import type { RunningGateway } from '../test/gateway';
 import { errorCodes, graphql, type Purchase } from '../test/graphql';
+import { checkout, createBook } from '../test/commerce';
 import { registeredUser, waitFor, type Stack } from '../test/harness';
 
 jest.setTimeout(60_000);
@@ -207,6 +208,44 @@ describe('the admin dashboard in Chromium', () => {
     await page.getByLabel('Status', { exact: true }).selectOption('DELIVERED');
     await textOf(page.getByTestId('empty'), 'No DELIVERED orders.');
     expect(page.url()).toBe(`${gateway.url}/admin/orders?status=DELIVERED`);
+  });
+
+  it('shows a tracked book’s stock, the copies checkouts hold and what is left, and why an order was cancelled when its copies were gone', async () => {
+    const book = await createBook(stack, admin.bearer, `Signed edition ${Date.now() % 100_000}`, 30, 5);
+    const shopper = await registeredUser(stack);
+    expect((await checkout(stack, shopper.bearer, [{ bookId: book.id, quantity: 2 }])).status).toBe(200);
+    await page.goto(`${gateway.url}/admin/books/${book.id}`);
+    await textOf(page.getByTestId('book-stock'), '5');
+    await textOf(page.getByTestId('book-held'), '2');
+    await textOf(page.getByTestId('book-available'), '3');
+    await screenshot(page, 'book-stock-held');
+
+    // A payment that succeeds for copies no longer there: checked out while the book was not tracked
+    // (nothing held), then an admin starts tracking it with none in stock.
+    const gone = await createBook(stack, admin.bearer, `Sold out ${Date.now() % 100_000}`, 30);
+    const open = await checkout(stack, shopper.bearer, [{ bookId: gone.id, quantity: 1 }]);
+    expect(open.status).toBe(200);
+    const current = (await request(gateway.url).get(`/api/books/${gone.id}`)).body as Record<string, unknown>;
+    expect(
+      (
+        await request(gateway.url)
+          .put(`/api/books/update/${gone.id}`)
+          .set('Authorization', admin.bearer)
+          .send({ ...current, stock: 0 })
+      ).status,
+    ).toBe(200);
+    await stack.stripe!.confirm(open.body.paymentIntentId);
+    const order = await waitFor(
+      async () => {
+        const res = await restAs(admin.bearer, `/api/orders/payment/${open.body.paymentId}`);
+        return res.status === 200 ? (res.body as { orderId: string }) : undefined;
+      },
+      { what: 'the order of the unfillable payment' },
+    );
+    await page.goto(`${gateway.url}/admin/orders/${order.orderId}`);
+    await textOf(page.getByTestId('order-status'), 'CANCELLED');
+    await textOf(page.getByTestId('order-cancellation-reason'), `Out of stock: ${gone.title} (0 left)`);
+    await screenshot(page, 'order-out-of-stock');
   });
 
   it('shows where e-mail goes on the Mail page', async () => {

@@ -156,6 +156,20 @@ describe('what the gateway forwards', () => {
     await notUnderContract(request(behindProxy.url).get('/analytics/books'), 'the recording stub answers').set('X-Forwarded-For', '198.51.100.4');
     expect(recorder.received.splice(0)[0].headers['x-forwarded-for']).toMatch(/^198\.51\.100\.4, (::ffff:)?127\.0\.0\.1$/);
   });
+
+  it("passes a trace context on only from a proxy TRUST_PROXY names, with tracing off too: a client's goes no further", async () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await notUnderContract(request(recorded.url).get('/analytics/books'), 'the recording stub answers').set('traceparent', traceparent).set('tracestate', 'chosen=yes');
+    const [fromClient] = recorder.received.splice(0);
+    expect([fromClient.headers.traceparent, fromClient.headers.tracestate]).toEqual([undefined, undefined]);
+
+    const behindProxy = await gatewayWith({
+      urls: { ...setup.stack.config.urls, analytics: recorder.url },
+      trustProxy: { ...setup.stack.config.trustProxy, frontProxies: ['127.0.0.1'] },
+    });
+    await notUnderContract(request(behindProxy.url).get('/analytics/books'), 'the recording stub answers').set('traceparent', traceparent);
+    expect(recorder.received.splice(0)[0].headers.traceparent).toBe(traceparent);
+  });
 });
 
 describe('X-Request-Id with a real service', () => {

@@ -14,6 +14,7 @@ import type { FrontHandler } from './index';
 import type { RequestSharing, SharedAnswer } from './shared-requests';
 import type { GatewayContext } from './subgraph-source';
 import type { TrustedDocuments } from './trusted-documents';
+import type { UsageReporting } from './usage-reporting';
 
 /** The answer to a body that is not JSON, on either path. */
 export const MALFORMED_JSON = { errors: [{ message: 'Malformed JSON request body', extensions: { code: GRAPHQL_CODES.BAD_REQUEST } }] };
@@ -86,7 +87,7 @@ async function answer(
   res: http.ServerResponse,
   running: ApolloServer<GatewayContext>,
   bytes: Buffer,
-  { forwarding, trusted, sharing }: Pick<GraphqlFrontOptions, 'forwarding' | 'trusted' | 'sharing'>,
+  { forwarding, trusted, sharing, usage }: Pick<GraphqlFrontOptions, 'forwarding' | 'trusted' | 'sharing' | 'usage'>,
 ): Promise<void> {
   const parsed = parseJsonBody(bytes);
   if (parsed === undefined) {
@@ -120,6 +121,7 @@ async function answer(
       return whole(own.response);
     });
     if (shared) {
+      if (!own.response) usage?.recordShared(body, req.headers);
       send(res, shared);
       return;
     }
@@ -139,10 +141,12 @@ export interface GraphqlFrontOptions {
   trusted: TrustedDocuments;
   /** Identical queries in flight share one execution (gateway/shared-requests.ts). */
   sharing: RequestSharing;
+  /** Field usage (gateway/usage-reporting.ts): a request answered with another's answer counts here. */
+  usage?: UsageReporting;
   logger: Logger;
 }
 
-export function graphqlFront({ server, forwarding, trusted, sharing, logger }: GraphqlFrontOptions): FrontHandler {
+export function graphqlFront({ server, forwarding, trusted, sharing, usage, logger }: GraphqlFrontOptions): FrontHandler {
   return (req, res) => {
     const running = server();
     if (!running || !plainJsonPost(req)) return false;
@@ -152,7 +156,7 @@ export function graphqlFront({ server, forwarding, trusted, sharing, logger }: G
     req.once('error', () => res.destroy());
     req.once('end', () => {
       runInContext({ requestId: id, authorization: req.headers.authorization }, () => {
-        answer(req, res, running, Buffer.concat(chunks), { forwarding, trusted, sharing }).catch((error: unknown) => {
+        answer(req, res, running, Buffer.concat(chunks), { forwarding, trusted, sharing, usage }).catch((error: unknown) => {
           logger.error({ err: error, requestId: id }, 'graphql gateway error');
           if (res.headersSent) res.destroy();
           else sendJson(res, 500, { errors: [{ message: INTERNAL_ERROR_MESSAGE, extensions: { code: GRAPHQL_CODES.INTERNAL_SERVER_ERROR } }] });

@@ -11,9 +11,10 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloGateway } from '@apollo/gateway';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
-import { GraphQLError, parse, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, OperationTypeNode, parse, type GraphQLFormattedError } from 'graphql';
 import type { Registry } from 'prom-client';
 import type { Config, ServiceName } from '../platform/config';
+import type { EventBus } from '../platform/events/bus';
 import { gatewayForwarding } from '../platform/forwarded';
 import { CLIENT_EXTENSIONS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from '../platform/graphql-errors';
 import type { Logger } from '../platform/logger';
@@ -24,6 +25,9 @@ import { createSubgraphFetcher } from './subgraph-fetcher';
 import { requestSharing } from './shared-requests';
 import { SubgraphSource, type GatewayContext } from './subgraph-source';
 import { readManifest, trustedDocuments, type PersistedManifest, type TrustedDocuments } from './trusted-documents';
+import { liveSubscriptions, type LiveSubscriptions, type LiveSubscriptionsDeps } from './subscriptions';
+import { usageReporting } from './usage-reporting';
+import { reportServedSchema, type SchemaReporter } from './schema-report';
 import { costDirectivesOf } from '../platform/query-cost';
 import { DEFAULT_QUERY_LIMITS, queryCostOfRefusal, queryLimitCode, queryLimits, type QueryLimits } from '../platform/query-limits';
 
@@ -32,8 +36,15 @@ export const GRAPHQL_BODY_LIMIT = '1mb';
 
 export interface GraphqlGatewayDeps {
   config: Pick<Config, 'urls' | 'apolloTelemetryDisabled'> &
-    Partial<Pick<Config, 'trustProxy' | 'gatewayDeduplicateQueries' | 'gatewayDeduplicateRequests' | 'queryLimits' | 'trustedDocuments'>>;
+    Partial<
+      Pick<
+        Config,
+        'trustProxy' | 'gatewayDeduplicateQueries' | 'gatewayDeduplicateRequests' | 'queryLimits' | 'trustedDocuments' | 'usage' | 'internalApiKey' | 'jwt' | 'subscriptionLimits'
+      >
+    >;
   logger: Logger;
+  /** The bus the subscriptions are fed from (gateway/subscriptions/); without it, no subscription is served. */
+  bus?: EventBus;
   /** Defaults to the committed supergraph. */
   supergraphSdl?: string;
   /** Defaults to config.queryLimits, else the defaults. */
@@ -55,6 +66,8 @@ export interface GraphqlGateway {
    * gateway's top frames. The path is gateway/graphql-front.ts.
    */
   front: FrontHandler;
+  /** Ends the open subscription streams, before the server drains its connections. */
+  closeStreams(): void;
   stop(): Promise<void>;
 }
 
@@ -104,8 +117,9 @@ function internalErrorLog(logger: Logger): ApolloServerPlugin<GatewayContext> {
 /**
  * Requests that pass GraphQL validation but give the gateway nothing it can run, which Apollo
  * Server would answer with a 500: an operationName that names no operation of the document (even
- * ""), no name for a document of several, and an operation type the supergraph lacks
- * (`subscription`, which graphql-js 16 does not validate). They are the client's mistake: 400.
+ * ""), no name for a document of several, an operation type the supergraph lacks, and a
+ * subscription not asked for as an event stream (gateway/subscriptions/ serves those). They are the
+ * client's mistake: 400.
  */
 function runnableOperation(): ApolloServerPlugin<GatewayContext> {
   return {
@@ -118,6 +132,8 @@ function runnableOperation(): ApolloServerPlugin<GatewayContext> {
             problem = typeof name === 'string' ? `Unknown operation named "${name}".` : 'Must provide an operation, and its name if the document contains several.';
           } else if (!schema.getRootType(operation.operation)) {
             problem = `The schema has no ${operation.operation} operations.`;
+          } else if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
+            problem = 'A subscription is answered as an event stream: send it with Accept: text/event-stream (docs/subscriptions.md).';
           }
           if (problem) throw new GraphQLError(problem, { extensions: { code: GRAPHQL_CODES.BAD_REQUEST, http: { status: 400 } } });
         },
@@ -176,9 +192,16 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
   const trusted = trustedDocuments(deps.manifest ?? readManifest(), config.trustedDocuments ?? 'off', logger);
   if (config.trustedDocuments === 'enforce') logger.info('GraphQL runs trusted documents only (GRAPHQL_TRUSTED_DOCUMENTS=enforce)');
   const sharing = requestSharing({ enabled: config.gatewayDeduplicateRequests ?? true, maxTokens: limitsOptions.parseOptions.maxTokens, registry: deps.registry });
+  const live = liveHalf(deps, { server: () => server, supergraphSdl, trusted, forwarding, limitsOptions });
+  // Field usage and the served schema go to the registry (CONTRACT §13) when the config says where and with which key.
+  const registryAccess = config.usage?.reporting && config.internalApiKey ? { ...config, usage: config.usage, internalApiKey: config.internalApiKey } : undefined;
+  const usage = registryAccess ? usageReporting({ config: registryAccess, logger, registry: deps.registry }) : undefined;
+  let schemaReport: SchemaReporter | undefined;
+  const front = graphqlFront({ server: () => server, forwarding, trusted, sharing, usage, logger });
 
   return {
-    front: graphqlFront({ server: () => server, forwarding, trusted, sharing, logger }),
+    front: live ? (req, res) => (server !== undefined && live.front(req, res)) || front(req, res) : front,
+    closeStreams: () => live?.close(),
     async mount(app) {
       const gateway = new ApolloGateway({
         supergraphSdl,
@@ -187,7 +210,7 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
       });
       server = new ApolloServer<GatewayContext>({
         gateway,
-        plugins: [ApolloServerPluginLandingPageDisabled(), runnableOperation(), ...limitsOptions.plugins, internalErrorLog(logger)],
+        plugins: [ApolloServerPluginLandingPageDisabled(), runnableOperation(), ...limitsOptions.plugins, internalErrorLog(logger), ...(usage ? [usage.plugin] : [])],
         validationRules: limitsOptions.validationRules,
         logger,
         introspection: true,
@@ -198,28 +221,53 @@ export function createGraphqlGateway(deps: GraphqlGatewayDeps): GraphqlGateway {
         formatError: formatGatewayError,
       });
       await server.start();
+      if (registryAccess) schemaReport = reportServedSchema({ config: registryAccess, logger, supergraphSdl });
       app.use(
         '/graphql',
         withRequestId,
         express.json({ limit: GRAPHQL_BODY_LIMIT }),
+        ...(live ? [live.middleware] : []),
         trustedDocumentsRoute(trusted),
         expressMiddleware(server, {
           context: async ({ req }) => ({ forwarded: forwarding?.headers(req) }),
         }),
         bodyErrors,
       );
+      await live?.start();
     },
     async stop() {
+      await live?.stop();
+      schemaReport?.stop();
       await server?.stop();
       server = undefined;
+      await usage?.stop();
       subgraphs.close();
     },
   };
+}
+
+/** The subscriptions, when the gateway has a bus and the configuration they need. */
+function liveHalf(
+  deps: GraphqlGatewayDeps,
+  parts: Pick<LiveSubscriptionsDeps, 'server' | 'supergraphSdl' | 'trusted' | 'forwarding'> & { limitsOptions: ReturnType<typeof queryLimits<GatewayContext>> },
+): LiveSubscriptions | undefined {
+  const { config, bus } = deps;
+  if (!bus || !config.internalApiKey || !config.jwt || !config.subscriptionLimits) return undefined;
+  const { limitsOptions, ...rest } = parts;
+  return liveSubscriptions({
+    ...rest,
+    config: { urls: config.urls, internalApiKey: config.internalApiKey, jwt: config.jwt, subscriptionLimits: config.subscriptionLimits },
+    bus,
+    logger: deps.logger,
+    registry: deps.registry,
+    validationRules: limitsOptions.validationRules,
+    maxTokens: limitsOptions.parseOptions.maxTokens,
+  });
 }
 
 /** The hook the starters hand to `createGateway` (`mountGraphql`): mounts /graphql, returns its stop and front handler. */
 export const graphqlHalf: GraphqlHalf = (deps) => async (app, registry) => {
   const graphql = createGraphqlGateway({ ...deps, registry });
   await graphql.mount(app);
-  return { stop: () => graphql.stop(), front: graphql.front };
+  return { stop: () => graphql.stop(), front: graphql.front, beforeClose: () => graphql.closeStreams() };
 };

@@ -13,6 +13,7 @@ import { gatewayForwarding } from '../platform/forwarded';
 import { actuatorRouter } from '../platform/actuator';
 import { listen, type Listening } from '../platform/http';
 import { traceRequests } from '../platform/telemetry/spans';
+import type { EventBus } from '../platform/events/bus';
 import type { Logger } from '../platform/logger';
 import { outgoingHeaders } from '../platform/request-context';
 import { errorHandler, methodNotAllowed, noSniff, notFoundHandler, requestId } from '../rest-compat/app';
@@ -31,6 +32,8 @@ export type FrontHandler = (req: http.IncomingMessage, res: http.ServerResponse)
 export interface MountedGraphql {
   stop: GraphqlStop;
   front?: FrontHandler;
+  /** Ends what would keep a connection open (subscription streams) before the server drains. */
+  beforeClose?: () => void;
 }
 
 /**
@@ -40,8 +43,8 @@ export interface MountedGraphql {
  */
 export type MountGraphql = (app: Express, registry: Registry) => MountedGraphql | Promise<MountedGraphql>;
 
-/** What the GraphQL half (gateway/graphql.ts) hands the starters: given config and logger, its mount hook. */
-export type GraphqlHalf = (deps: { config: Config; logger: Logger }) => MountGraphql;
+/** What the GraphQL half (gateway/graphql.ts) hands the starters: given config, logger and the bus its subscriptions follow, its mount hook. */
+export type GraphqlHalf = (deps: { config: Config; logger: Logger; bus?: EventBus }) => MountGraphql;
 
 export interface GatewayDeps {
   config: Config;
@@ -90,7 +93,18 @@ function corsFor(origins: readonly string[], allowLocalhost: boolean): RequestHa
   const policy = cors({
     origin: anyOrigin ? '*' : (origin, allow) => allow(null, origin !== undefined && allowed(origin) ? origin : false),
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Apollo-Require-Preflight', 'X-Apollo-Operation-Name'],
+    allowedHeaders: [
+      'Authorization',
+      'Content-Type',
+      'X-Request-Id',
+      'Apollo-Require-Preflight',
+      'X-Apollo-Operation-Name',
+      // Who a GraphQL client is, for the schema registry's field usage (gateway/usage-reporting.ts).
+      'Apollographql-Client-Name',
+      'Apollographql-Client-Version',
+      'Graphql-Client-Name',
+      'Graphql-Client-Version',
+    ],
     exposedHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Total-Count'],
     maxAge: 600,
     optionsSuccessStatus: 204,
@@ -144,9 +158,15 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
     app,
     async start(port, host = '0.0.0.0') {
       listening = await listen(
-        traceRequests('gateway', (req, res) => {
-          if (!front(req, res)) app(req, res);
-        }),
+        traceRequests(
+          'gateway',
+          (req, res) => {
+            if (!front(req, res)) app(req, res);
+          },
+          // A client's trace context is a link, not a parent, unless a proxy TRUST_PROXY names sent it:
+          // no client chooses to be traced, or under which trace id.
+          { trustsCaller: (req) => forwarding.trustProxy(req.socket.remoteAddress ?? '') },
+        ),
         port,
         host,
       );
@@ -154,6 +174,7 @@ export async function createGateway(deps: GatewayDeps): Promise<GatewayRuntime> 
       return listening.port;
     },
     async stop() {
+      graphql?.beforeClose?.();
       await listening?.close();
       await graphql?.stop();
       proxy.close();

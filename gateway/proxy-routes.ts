@@ -19,7 +19,7 @@ export const PROXY_TABLE: readonly { prefix: string; service: ServiceName }[] = 
 ];
 
 /** Routes that services call on each other; from outside they do not exist (404). */
-const INTERNAL_ONLY = ['/api/user/create', '/auth/internal'];
+const INTERNAL_ONLY = ['/api/user/create', '/auth/internal', '/api/books/internal', '/analytics/internal'];
 
 /** The path of a request target: up to `?` or `#`. */
 export function pathnameOf(url: string): string {

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ServiceName } from '../platform/config';
 import { signatureHeader } from '../simulators/stripe/simulator';
@@ -167,6 +167,24 @@ describe('book routes through the gateway', () => {
     expectEnvelope(await same('book', (c) => c.post('/api/books/batch').send({ ids: [] })), 400);
   });
 
+  it('the catalogue compressed and revalidated: the service’s bytes, ETag, Vary and 304 as they are', async () => {
+    for (let i = 0; i < 4; i += 1) await createBook(stack, admin.bearer, `Shelf ${i} ${randomUUID()}`, 9.99);
+    const headers = { 'Accept-Encoding': 'gzip, br' };
+    const [fromService, fromGateway] = [await rawRequest(stack.urls.book, 'GET', '/api/books/', headers), await rawRequest(gateway.url, 'GET', '/api/books/', headers)];
+    const kept = (answer: typeof fromService) => ({
+      status: answer.status,
+      coding: answer.headers['content-encoding'],
+      etag: answer.headers.etag,
+      vary: answer.headers.vary,
+      cacheControl: answer.headers['cache-control'],
+      sha: createHash('sha256').update(answer.body).digest('hex'),
+    });
+    expect(kept(fromGateway)).toEqual(kept(fromService));
+    expect(fromGateway.headers['content-encoding']).toBe('br');
+    const revalidated = await rawRequest(gateway.url, 'GET', '/api/books/', { ...headers, 'If-None-Match': fromGateway.headers.etag as string });
+    expect({ status: revalidated.status, bytes: revalidated.body.length, etag: revalidated.headers.etag }).toEqual({ status: 304, bytes: 0, etag: fromGateway.headers.etag });
+  });
+
   it('create, update, delete: the same answers as the service, with 401, 403, 409, malformed JSON and 415', async () => {
     const refs = await catalogueReferences(stack, admin.bearer);
     const book = () => ({
@@ -327,6 +345,27 @@ describe('the internal-only route POST /api/user/create', () => {
     }
     expectEnvelope(await via().get('/api/user/create').set(headers), 404);
     expectEnvelope(await direct('user').get(`/api/user/${attempt.userId}`).set('Authorization', admin.bearer), 404);
+  });
+});
+
+describe('the book service’s internal stock routes', () => {
+  it('answer 404 through the gateway with the right internal key, in any spelling, and hold nothing', async () => {
+    const headers = { 'Content-Type': 'application/json', 'X-Internal-Api-Key': INTERNAL_KEY };
+    const book = (await direct('book').get('/api/books/').query({ limit: 1 })).body as { id: string }[];
+    const hold = { paymentId: randomUUID(), holdId: randomUUID(), userId: randomUUID(), items: book.map((b) => ({ bookId: b.id, quantity: 1 })) };
+    for (const target of [
+      '/api/books/internal/holds',
+      '/API/Books/Internal/Holds',
+      '/api/books/%69nternal/holds',
+      '/api/books//internal/holds',
+      '/api/books/x/../internal/holds/release',
+      '/api/books/internal/stock/commit',
+    ]) {
+      const res = await rawRequest(gateway.url, 'POST', target, headers, JSON.stringify(hold));
+      expect({ target, status: res.status }).toEqual({ target, status: 404 });
+    }
+    const released = await direct('book').post('/api/books/internal/holds/release').set(headers).send({ paymentId: hold.paymentId });
+    expect(released.body).toEqual({ released: 0 });
   });
 });
 

@@ -60,7 +60,10 @@ describe('identical GraphQL requests in flight at the gateway', () => {
 
   async function started(env: Record<string, string>): Promise<void> {
     const subgraphUrl = await subgraph.start();
-    const config: Config = { ...loadConfig({ INTERNAL_API_KEY: 'k', ANALYTICS_URL: subgraphUrl, AUTH_URL: subgraphUrl, GATEWAY_DEDUPLICATE_QUERIES: 'false', ...env }) };
+    // The stand-in answers as the analytics subgraph only: no usage reports go to it (it keeps no registry).
+    const config: Config = {
+      ...loadConfig({ INTERNAL_API_KEY: 'k', ANALYTICS_URL: subgraphUrl, AUTH_URL: subgraphUrl, GATEWAY_DEDUPLICATE_QUERIES: 'false', USAGE_REPORTING: 'false', ...env }),
+    };
     gateway = await createGateway({
       config,
       logger,

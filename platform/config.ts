@@ -12,6 +12,7 @@ import { readGraphql, type GraphqlConfig } from './config/graphql';
 import { readKafka, type KafkaConfig } from './config/kafka';
 import { readMail, type MailConfig } from './config/mail';
 import { readNetwork, type NetworkConfig } from './config/network';
+import { readSchemaCheck, readSchemaPublish, readUsage, type SchemaCheckSettings, type SchemaPublishSettings, type UsageConfig } from './config/registry';
 import { readStripe, type StripeConfig } from './config/stripe';
 import { readTelemetry, type TelemetryConfig } from './config/telemetry';
 import { readWebhooks, type WebhooksConfig } from './config/webhooks';
@@ -21,9 +22,22 @@ export { ConfigError, type LoadOptions } from './config/env';
 export { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from './config/network';
 export type { TracingConfig } from './config/telemetry';
 export { TRUSTED_DOCUMENT_MODES, type TrustedDocumentMode } from './config/graphql';
+export type { RegistryAccess, SchemaCheckBase, SchemaCheckSettings, SchemaPublishSettings } from './config/registry';
 
 export interface Config
-  extends DatabaseConfig, NetworkConfig, KafkaConfig, GatewayConfig, GraphqlConfig, CatalogueConfig, AuthConfig, StripeConfig, TelemetryConfig, MailConfig, WebhooksConfig {
+  extends
+    DatabaseConfig,
+    NetworkConfig,
+    KafkaConfig,
+    GatewayConfig,
+    GraphqlConfig,
+    CatalogueConfig,
+    AuthConfig,
+    StripeConfig,
+    TelemetryConfig,
+    MailConfig,
+    WebhooksConfig,
+    UsageConfig {
   logLevel: string;
   /**
    * `STARTUP_TIMEOUT_MS` (default 60 s): how long a service keeps retrying a start that failed for a
@@ -50,6 +64,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ...readTelemetry(reader),
     ...readMail(reader, database.dataDir, network.ports.gateway),
     ...readWebhooks(reader),
+    ...readUsage(reader),
   };
   applyApolloTelemetry(config.apolloTelemetryDisabled);
   return config;
@@ -69,11 +84,21 @@ function applyApolloTelemetry(disabled: boolean): boolean {
  * `npm run schema:check` reads only this (it needs no service configuration): `SCHEMA_BASE_REF`,
  * the git ref whose supergraph is the base of the breaking-change check (e.g. origin/main in a pull
  * request's pipeline); unset, the check compares with the previous committed version of the file.
+ * The usage it judges changes by, and how, are the registry settings (platform/config/registry.ts).
  * It loads a gateway too, so the telemetry switch applies.
  */
-export function loadSchemaCheckConfig(env: Env = process.env): { baseRef: string | undefined; apolloTelemetryDisabled: boolean } {
+export function loadSchemaCheckConfig(env: Env = process.env): { baseRef: string | undefined; apolloTelemetryDisabled: boolean } & SchemaCheckSettings {
   const reader = envReader(env, {});
-  return { baseRef: reader.read('SCHEMA_BASE_REF'), apolloTelemetryDisabled: applyApolloTelemetry(apolloTelemetryDisabled(reader.read('APOLLO_TELEMETRY_DISABLED'))) };
+  return {
+    baseRef: reader.read('SCHEMA_BASE_REF'),
+    apolloTelemetryDisabled: applyApolloTelemetry(apolloTelemetryDisabled(reader.read('APOLLO_TELEMETRY_DISABLED'))),
+    ...readSchemaCheck(reader),
+  };
+}
+
+/** `npm run schema:publish`: where the registry is, and who publishes which commit. */
+export function loadSchemaPublishConfig(env: Env = process.env): SchemaPublishSettings {
+  return readSchemaPublish(envReader(env, {}));
 }
 
 /**

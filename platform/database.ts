@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Column, DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { Column, DataSource, QueryFailedError, type EntityManager, type QueryRunner, type TableColumnOptions } from 'typeorm';
 import type { Config } from './config';
 import { serviceUnavailable, type AppError } from './errors';
 import { inSpan } from './telemetry/spans';
@@ -24,6 +24,12 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** How long to wait for another process's migrations on MySQL (default 60 s). */
   migrationLockTimeoutS?: number;
+}
+
+/** A migration's auto-increment primary key: BIGINT on MySQL; SQLite allows AUTOINCREMENT only on a column declared exactly INTEGER. */
+export function autoIncrementKey(queryRunner: QueryRunner, name: string): TableColumnOptions {
+  const type = queryRunner.connection.driver.options.type === 'mysql' ? 'bigint' : 'integer';
+  return { name, type, isPrimary: true, isGenerated: true, generationStrategy: 'increment' };
 }
 
 /** A point in time as every table keeps it: DATETIME(3), milliseconds on MySQL and SQLite alike. */
@@ -49,15 +55,22 @@ export class Database {
    * transactions are queued here; otherwise two concurrent ones would nest as savepoints. With
    * tracing on, the transaction is a span (its wait in the queue included); on MySQL the queries
    * in it are spans of the mysql2 instrumentation in a real process.
+   *
+   * `readCommitted` runs it at READ COMMITTED on MySQL (REPEATABLE READ otherwise): each plain read
+   * sees what is committed when it runs rather than a snapshot from the transaction's first read,
+   * and its locking reads lock the rows they match without the gaps between them. A transaction
+   * that locks a parent row first (a book) may then count its children (the book's holds) with a
+   * plain read, locking none of them and none of another parent's. SQLite runs one transaction at
+   * a time anyway.
    */
-  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  transaction<T>(work: (manager: EntityManager) => Promise<T>, options: { readCommitted?: boolean } = {}): Promise<T> {
     return inSpan(`transaction ${this.name}`, { attributes: { 'db.system.name': this.kind === 'mysql' ? 'mysql' : 'sqlite', 'db.namespace': this.name } }, () =>
-      this.untracedTransaction(work),
+      this.untracedTransaction(work, options.readCommitted === true),
     );
   }
 
-  private untracedTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (this.kind === 'mysql') return this.mysqlTransaction(work);
+  private untracedTransaction<T>(work: (manager: EntityManager) => Promise<T>, readCommitted: boolean): Promise<T> {
+    if (this.kind === 'mysql') return this.mysqlTransaction(work, readCommitted);
     const run = this.sqliteQueue.then(() => this.dataSource.transaction(work));
     this.sqliteQueue = run.catch(() => undefined);
     return run;
@@ -67,10 +80,10 @@ export class Database {
    * InnoDB may pick a transaction as a deadlock victim (two logins of one device, two batches on one
    * day row); it was rolled back whole, so running it again is safe. A few tries, then the error.
    */
-  private async mysqlTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private async mysqlTransaction<T>(work: (manager: EntityManager) => Promise<T>, readCommitted: boolean): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.dataSource.transaction(work);
+        return await (readCommitted ? this.dataSource.transaction('READ COMMITTED', work) : this.dataSource.transaction(work));
       } catch (error) {
         if (attempt >= DEADLOCK_RETRIES || !isDeadlock(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));

@@ -107,6 +107,8 @@ export async function callService(url: string, init: RequestInit, options: CallO
   const call = startCall(init.method ?? 'GET', url);
   const carried = call ? withTraceHeaders(outgoingHeaders(options.asCaller), call.context) : outgoingHeaders(options.asCaller);
   for (const [name, value] of Object.entries(carried)) if (!headers.has(name)) headers.set(name, value);
+  // Between services the bytes as they are: compressing them (rest-compat/json-answers.ts) would cost both sides CPU for a network that is not the bottleneck.
+  if (!headers.has('accept-encoding')) headers.set('accept-encoding', 'identity');
   try {
     const response = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
     endCall(call, response);

@@ -36,6 +36,7 @@ import {
   type FieldDefinitionNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLArgument,
   type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -144,12 +145,25 @@ function fieldDefinition(parent: GraphQLNamedType | undefined, name: string): Gr
   return parent && (isObjectType(parent) || isInterfaceType(parent)) ? parent.getFields()[name] : undefined;
 }
 
-/** A slicing argument's value: given (literal or variable), else its default; only a count is a size. */
+/**
+ * The one rule for a slicing argument's value, at both doors (CONTRACT §9): as given, and its schema
+ * default when it is not given or given null (a literal `null`, or a variable that is null or not
+ * sent). The estimate sizes lists by it, and every subgraph's resolvers receive their slicing
+ * arguments by it (`applySlicingRule`), so a list is never longer than it was costed.
+ */
+export function slicingArgument(given: unknown, definition: Pick<GraphQLArgument, 'defaultValue'> | undefined): unknown {
+  return given ?? definition?.defaultValue;
+}
+
+/** A slicing argument's value by that rule (literal or variable); only a count is a size. */
 function slicingValue(walk: Walk, node: FieldNode, definition: GraphQLField<unknown, unknown>, name: string): number | undefined {
   const argument = node.arguments?.find((arg) => arg.name.value === name);
-  let value: unknown;
-  if (argument) value = argument.value.kind === Kind.VARIABLE ? walk.variables.get(argument.value.name.value) : valueFromASTUntyped(argument.value);
-  value ??= definition.args.find((arg) => arg.name === name)?.defaultValue;
+  let given: unknown;
+  if (argument) given = argument.value.kind === Kind.VARIABLE ? walk.variables.get(argument.value.name.value) : valueFromASTUntyped(argument.value);
+  const value = slicingArgument(
+    given,
+    definition.args.find((arg) => arg.name === name),
+  );
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 
@@ -254,7 +268,8 @@ export function estimateCost(
   const variables = new Map<string, unknown>();
   for (const variable of operation.variableDefinitions ?? []) {
     const name = variable.variable.name.value;
-    const value = requestVariables[name] ?? (variable.defaultValue ? valueFromASTUntyped(variable.defaultValue) : undefined);
+    // A variable sent as null is null (its declared default applies only when it is not sent), as GraphQL executes it.
+    const value = Object.hasOwn(requestVariables, name) ? requestVariables[name] : variable.defaultValue ? valueFromASTUntyped(variable.defaultValue) : undefined;
     if (value !== undefined) variables.set(name, value);
   }
   const root = schema.getRootType(operation.operation);

@@ -8,12 +8,13 @@
  * table (`rate_limit_counters`) is created by a migration of the service whose limiter uses it.
  */
 import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
+import type { EntityManager } from 'typeorm';
 import type { Database } from './database';
 
 export const RATE_LIMIT_TABLE = 'rate_limit_counters';
 
 // Milliseconds since the epoch by the server's clock (UNIX_TIMESTAMP does not depend on the session time zone).
-const MYSQL_NOW_MS = 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)';
+export const MYSQL_NOW_MS = 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)';
 
 export class DatabaseRateLimitStore implements Store {
   readonly localKeys = false;
@@ -78,6 +79,15 @@ export class DatabaseRateLimitStore implements Store {
 
   async decrement(key: string): Promise<void> {
     await this.db.dataSource.query(`UPDATE ${RATE_LIMIT_TABLE} SET hits = hits - 1 WHERE counter_key = ? AND hits > 0`, [this.key(key)]);
+  }
+
+  /**
+   * Takes the key's row until the caller's transaction ends, creating it as an ended window, so that
+   * transactions about one key take turns (MySQL; SQLite's transactions already run one at a time).
+   */
+  async hold(manager: EntityManager, key: string): Promise<void> {
+    if (this.db.kind !== 'mysql') return;
+    await manager.query(`INSERT INTO ${RATE_LIMIT_TABLE} (counter_key, hits, reset_at_ms) VALUES (?, 0, ${MYSQL_NOW_MS}) ON DUPLICATE KEY UPDATE hits = hits`, [this.key(key)]);
   }
 
   async resetKey(key: string): Promise<void> {

@@ -28,6 +28,7 @@ import { AppError, unauthenticated, validationFailed } from './errors';
 import { isUuid } from './validation';
 import { databaseOutage } from './database';
 import { CODE_OF_STATUS, GRAPHQL_CODES, INTERNAL_ERROR_MESSAGE } from './graphql-errors';
+import { applySlicingRule } from './list-sizes';
 import { costDirectivesOf } from './query-cost';
 import { DEFAULT_QUERY_LIMITS, queryCostOfRefusal, queryLimitCode, queryLimits, type QueryLimits } from './query-limits';
 import type { Logger } from './logger';
@@ -49,10 +50,19 @@ type ResolverOf<C> =
   | ((reference: never, context: C, info: GraphQLResolveInfo) => unknown);
 
 /**
+ * The shape the generated types give a `Subscription` field's resolver. No subgraph implements one:
+ * the gateway answers the subscriptions the SDL declares (gateway/subscriptions/).
+ */
+interface SubscriberOf<C> {
+  subscribe: (parent: never, args: never, context: C, info: GraphQLResolveInfo) => unknown;
+  resolve?: (parent: never, args: never, context: C, info: GraphQLResolveInfo) => unknown;
+}
+
+/**
  * A subgraph's resolvers, as its generated `Resolvers` type (subgraphs/<name>/generated/) has checked
  * them against its SDL; here only that they expect this subgraph's context, for buildSubgraphSchema.
  */
-export type SubgraphResolvers<L> = Record<string, GraphQLScalarType | Record<string, ResolverOf<SubgraphContext<L>> | undefined> | undefined>;
+export type SubgraphResolvers<L> = Record<string, GraphQLScalarType | Record<string, ResolverOf<SubgraphContext<L>> | SubscriberOf<SubgraphContext<L>> | undefined> | undefined>;
 
 /** What a field's resolver may return, read off its generated `Resolver` type. */
 type FieldResult<R> = R extends (...args: never[]) => infer T ? Awaited<T> : never;
@@ -150,8 +160,11 @@ export async function createSubgraphEndpoint<L>(options: SubgraphOptions<L>): Pr
   const schema = buildSubgraphSchema([{ typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> }]);
   validateEntityReferences(schema, entityKeys(typeDefs));
   // The gateway's limits here too, the cost from this subgraph's own @cost and @listSize: a query
-  // sent to this service's own port cannot amplify (CONTRACT §9).
-  const limits = queryLimits<SubgraphContext<L>>(options.limits ?? DEFAULT_QUERY_LIMITS, costDirectivesOf(typeDefs));
+  // sent to this service's own port cannot amplify (CONTRACT §9). Its resolvers read each slicing
+  // argument as the estimate does, so no list is longer than it was costed.
+  const directives = costDirectivesOf(typeDefs);
+  applySlicingRule(schema, directives);
+  const limits = queryLimits<SubgraphContext<L>>(options.limits ?? DEFAULT_QUERY_LIMITS, directives);
   // No usage reporting anywhere (telemetry is off), so no federated traces for the gateway either.
   const plugins: ApolloServerPlugin<SubgraphContext<L>>[] = [
     ApolloServerPluginLandingPageDisabled(),

@@ -11,6 +11,7 @@ import { databaseOutage } from '../platform/database';
 import { trustGatewayOnly, type ForwardedTrust } from '../platform/forwarded';
 import type { Logger } from '../platform/logger';
 import { runInContext } from '../platform/request-context';
+import { jsonAnswers } from './json-answers';
 import { AppError, errorEnvelope } from '../platform/errors';
 
 export interface ServiceAppOptions {
@@ -191,7 +192,7 @@ export function createServiceApp(options: ServiceAppOptions): Express {
 
   const { registry, middleware: measure } = metrics(options.name);
   options.registerMetrics?.(registry);
-  app.use(forwarded, noSniff, requestId, measure);
+  app.use(forwarded, noSniff, requestId, measure, jsonAnswers());
 
   // Like every other route, the actuator routes answer 405 (with Allow) to a method they do not serve.
   app.use(actuatorRouter({ name: options.name, description: options.description, health: options.health, registry, otherMethods: methodNotAllowed }));

@@ -277,6 +277,8 @@ describe('the response checker every test goes through', () => {
       items: [item],
       refundedAmount: 0,
       refunds: [],
+      failureReason: null,
+      holdExpiresAt: null,
     };
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, payment))).toBeUndefined();
     expect(violation(json('GET', `/api/payments/${user.userId}`, 200, { ...payment, amount: 39.981 }))).toMatch(/\/amount must be multiple of 0.01/);

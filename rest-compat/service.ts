@@ -12,6 +12,8 @@ import type { Config, ServiceName } from '../platform/config';
 import { openDatabase, type Database, type DatabaseOptions } from '../platform/database';
 import type { EventBus, Subscription } from '../platform/events/bus';
 import { consume, consumeBatch, consumerGroupOf, type BatchConsumerOptions, type TopicConsumerOptions } from '../platform/events/consumer';
+import { EventMetrics } from '../platform/events/metrics';
+import { afterEvents } from '../platform/events/after-events';
 import { OutboxRelay } from '../platform/events/outbox-relay';
 import { EVENT_ENTITIES, EVENT_MIGRATIONS } from '../platform/events/tables';
 import type { Topic } from '../platform/events/topics';
@@ -50,8 +52,8 @@ export function openServiceDatabase(tables: ServiceTables, config: DatabaseOptio
 
 /** The consumers' side of the bus, bound to the service's database, logger and consumer group (`<name>-service`). */
 export interface ServiceEvents {
-  consume<K extends Topic>(options: Omit<TopicConsumerOptions<K>, 'service' | 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
-  consumeBatch(options: Omit<BatchConsumerOptions, 'service' | 'bus' | 'db' | 'logger' | 'groupId'>): Promise<Subscription>;
+  consume<K extends Topic>(options: Omit<TopicConsumerOptions<K>, 'service' | 'bus' | 'db' | 'logger' | 'groupId' | 'metrics'>): Promise<Subscription>;
+  consumeBatch(options: Omit<BatchConsumerOptions, 'service' | 'bus' | 'db' | 'logger' | 'groupId' | 'metrics'>): Promise<Subscription>;
 }
 
 /** What the shell hands a service's `build`. */
@@ -63,6 +65,8 @@ export interface ServiceShell {
   /** The auth service's JWKS, following session revocations; made on first use (the auth service verifies its own way). */
   readonly verifier: TokenVerifier;
   events: ServiceEvents;
+  /** The service's event metrics, for a consumer built outside `events` (a group of its own). */
+  eventMetrics: EventMetrics;
 }
 
 /** What a service builds from the shell. */
@@ -115,18 +119,28 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
   try {
     let verifier = deps.verifier;
     const groupId = consumerGroupOf(name);
+    const metrics = new EventMetrics(db, logger);
+    // What this service consumes, for the requests that ask to be answered after some events.
+    const consumedTopics = new Set<string>();
     const shell: ServiceShell = {
       config,
       logger,
       bus,
       db,
+      eventMetrics: metrics,
       get verifier() {
         verifier ??= jwksVerifierFor(config, { bus, logger, service: name });
         return verifier;
       },
       events: {
-        consume: (options) => consume({ ...options, service: name, bus, db, logger, groupId }),
-        consumeBatch: (options) => consumeBatch({ ...options, service: name, bus, db, logger, groupId }),
+        consume: (options) => {
+          consumedTopics.add(options.topic);
+          return consume({ ...options, service: name, bus, db, logger, groupId, metrics });
+        },
+        consumeBatch: (options) => {
+          for (const topic of Object.keys(options.topics)) consumedTopics.add(topic);
+          return consumeBatch({ ...options, service: name, bus, db, logger, groupId, metrics });
+        },
       },
     };
     const parts = await definition.build(shell);
@@ -146,11 +160,14 @@ export async function buildService<L, E extends object>(deps: ServiceDeps, defin
       health: { db: () => db.ping(), bus: () => bus.health() },
       trustProxy: parts.trustProxy,
       mountRaw: parts.mountRaw,
-      registerMetrics: parts.registerMetrics,
+      registerMetrics: (registry) => {
+        metrics.register(registry);
+        parts.registerMetrics?.(registry);
+      },
       mount: (app) => {
         app.use(definition.basePath, parts.routes);
         for (const [mountPath, routes] of Object.entries(parts.moreRoutes ?? {})) app.use(mountPath, routes);
-        app.use('/graphql', graphql.middleware);
+        app.use('/graphql', afterEvents({ db, consumer: groupId, topics: consumedTopics, internalApiKey: config.internalApiKey }), graphql.middleware);
       },
     });
     const runtime = serviceRuntime({

@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'graphql';
+import { sizingProblems } from '../platform/list-sizes';
 import { costDirectivesOf } from '../platform/query-cost';
-import { breakingChanges, gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE, OPERATIONS_DIR } from './check';
+import { gatewayLoadProblems, generatedTypesProblems, operationProblems, runSchemaChecks, stalenessProblems, ACKNOWLEDGED_FILE, OPERATIONS_DIR } from './check';
+import { schemaChanges } from './changes';
 import { ADMIN_DOCUMENTS_FILE, committedSources, generatedFiles, generatedStaleness, resolverTypesFile } from './codegen';
 import { documentId } from '../gateway/trusted-documents';
 import { manifestProblems, PERSISTED_DOCUMENTS_FILE } from './persisted-documents';
@@ -82,22 +84,15 @@ describe('composition', () => {
 describe('breaking changes', () => {
   const current = () => composed(real()).supergraphSdl;
 
-  it('reports a removed field', () => {
-    const report = breakingChanges(current(), composed(withoutMyOrders()).supergraphSdl, []);
-    expect(report.unacknowledged).toEqual([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.' }]);
+  it('reports a removed field with the coordinate it concerns, by GraphQL Inspector', async () => {
+    expect(await schemaChanges(current(), composed(withoutMyOrders()).supergraphSdl)).toEqual([
+      { type: 'FIELD_REMOVED', path: 'Query.myOrders', message: "Field 'myOrders' was removed from object type 'Query'", criticality: 'BREAKING' },
+    ]);
   });
 
-  it('lets an acknowledged one through, with its reason', () => {
-    const ack = [{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'the shop uses REST for this' }];
-    const report = breakingChanges(current(), composed(withoutMyOrders()).supergraphSdl, ack);
-    expect(report.unacknowledged).toEqual([]);
-    expect(report.acknowledged).toEqual([{ ...ack[0] }]);
-  });
-
-  it('finds none for an added optional argument, and reports nothing from federation-only parts', () => {
+  it('finds none for an added optional argument, and reports nothing from federation-only parts', async () => {
     const added = edited('book', (sdl) => sdl.replace('book(id: ID!): Book', 'book(id: ID!, isbn: String): Book'));
-    const report = breakingChanges(current(), composed(added).supergraphSdl, []);
-    expect(report.unacknowledged).toEqual([]);
+    expect((await schemaChanges(current(), composed(added).supergraphSdl)).filter((change) => change.criticality === 'BREAKING')).toEqual([]);
     expect(apiSchemaOf(current()).getQueryType()?.getFields()._entities).toBeUndefined();
   });
 });
@@ -124,7 +119,11 @@ describe('the whole check against git history', () => {
       writeComposition(dir, composed(withoutMyOrders()));
       const broken = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
       expect(broken.ok).toBe(false);
-      expect(broken.lines.join('\n')).toMatch(/FAIL breaking changes against commit [0-9a-f]{12}\n {2}FIELD_REMOVED: Query.myOrders was removed./);
+      expect(broken.changes).toEqual([expect.objectContaining({ type: 'FIELD_REMOVED', path: 'Query.myOrders', criticality: 'BREAKING', verdict: 'fail' })]);
+      expect(broken.usage).toMatchObject({ source: 'none', windowDays: 7, noUsageReason: 'no usage source: set SCHEMA_REGISTRY_URL or SCHEMA_USAGE_FILE' });
+      expect(broken.lines.join('\n')).toMatch(
+        /FAIL breaking and dangerous changes against commit [0-9a-f]{12} \(1 failing, 0 passing\)\n {2}failing \(1\):\n {4}BREAKING FIELD_REMOVED Query.myOrders: Field 'myOrders' was removed from object type 'Query'\n {6}no usage data/,
+      );
       expect(broken.lines.join('\n')).toMatch(
         /FAIL generated types are up to date\n {2}subgraphs\/order\/generated\/resolvers-types.ts is stale or missing\n {2}Run `npm run schema:codegen`/,
       );
@@ -133,16 +132,16 @@ describe('the whole check against git history', () => {
 
       fs.writeFileSync(
         path.join(dir, ACKNOWLEDGED_FILE),
-        JSON.stringify([{ type: 'FIELD_REMOVED', description: 'Query.myOrders was removed.', reason: 'unused by the admin UI' }]),
+        JSON.stringify([{ type: 'FIELD_REMOVED', path: 'Query.myOrders', reason: 'unused by the admin UI', expires: '2099-12-31' }]),
       );
       git(dir, 'add', '.');
       git(dir, 'commit', '-q', '-m', 'drop myOrders');
       // As on a fresh clone of main: the base is the version before the last change.
-      const acknowledged = await runSchemaChecks(dir, { subgraphs: withoutMyOrders() });
-      expect(acknowledged.lines.join('\n')).toMatch(/acknowledged FIELD_REMOVED: Query.myOrders was removed. \(unused by the admin UI\)/);
+      const acknowledged = await runSchemaChecks(dir, { subgraphs: withoutMyOrders(), now: new Date('2099-10-01T00:00:00Z') });
+      expect(acknowledged.lines.join('\n')).toMatch(/BREAKING FIELD_REMOVED Query.myOrders: .*\n {6}acknowledged until 2099-12-31: unused by the admin UI/);
       expect(acknowledged.ok).toBe(true);
 
-      const againstFirst = await runSchemaChecks(dir, { subgraphs: withoutMyOrders(), baseRef: 'HEAD~1' });
+      const againstFirst = await runSchemaChecks(dir, { subgraphs: withoutMyOrders(), baseRef: 'HEAD~1', now: new Date('2099-10-01T00:00:00Z') });
       expect(againstFirst.ok).toBe(true);
       await expect(runSchemaChecks(dir, { subgraphs: withoutMyOrders(), baseRef: 'no-such-branch' })).rejects.toThrow(/SCHEMA_BASE_REF no-such-branch is not a commit/);
     } finally {
@@ -216,6 +215,24 @@ describe('admin UI operations', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('list sizes', () => {
+  const sizing = (subgraphs: SubgraphSdl[]) => {
+    const { supergraphSdl } = composed(subgraphs);
+    return sizingProblems(apiSchemaOf(supergraphSdl), costDirectivesOf(parse(supergraphSdl)));
+  };
+
+  it('finds every list a client sizes under @listSize, its slicing arguments with defaults', () => {
+    expect(sizing(real())).toEqual([]);
+  });
+
+  it('reports a list sized by an argument @listSize does not name, and a slicing argument without a default', () => {
+    const unsized = edited('book', (sdl) => sdl.replace(/(searchBooks\(q: String!, limit: Int = 20, offset: Int = 0\): BookSearchPage!)\s*@listSize\([^)]*\)/, '$1'));
+    expect(sizing(unsized)).toEqual(['Query.searchBooks(limit) sizes a list: give the field @listSize(slicingArguments: ["limit"]) (and sizedFields for a page object)']);
+    const undefaulted = edited('order', (sdl) => sdl.replace('orders(status: OrderStatus, limit: Int = 50,', 'orders(status: OrderStatus, limit: Int,'));
+    expect(sizing(undefaulted)).toEqual(['Query.orders(limit) is a slicing argument without a default value']);
   });
 });
 

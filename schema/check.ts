@@ -1,47 +1,34 @@
 /**
- * `npm run schema:check`: a schema registry's checks without a registry. Fails when a subgraph no
- * longer composes, when the committed supergraph (or a subgraph copy) is stale, when the gateway
- * cannot load it, when the client-facing API schema breaks against the base version without an
- * acknowledgement, when an admin UI operation no longer validates, when the trusted documents manifest
- * holds a document the supergraph refuses, or when a generated file (resolver types, the admin UI's typed
- * documents and its manifest: schema/codegen.ts) differs from what the schemas generate.
+ * `npm run schema:check`: a schema registry's checks. Fails when a subgraph no longer composes, when
+ * the committed supergraph (or a subgraph copy) is stale, when the gateway cannot load it, when a
+ * breaking or dangerous change of the client-facing API schema against the base version fails its
+ * usage-aware judgement (schema/changes.ts: by the field usage the registry keeps, CONTRACT §13), when
+ * an admin UI operation no longer validates, when the trusted documents manifest holds a document the
+ * supergraph refuses, when a list a client sizes has no `@listSize` (or a slicing
+ * argument no default), or when a generated file (resolver types, the admin UI's typed documents and
+ * its manifest: schema/codegen.ts) differs from what the schemas generate. `--json` prints the
+ * result for CI tools instead of the report.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApolloGateway } from '@apollo/gateway';
-import {
-  findBreakingChanges,
-  findDangerousChanges,
-  GraphQLError,
-  Kind,
-  parse,
-  validate,
-  visit,
-  type ASTNode,
-  type BreakingChange,
-  type DangerousChange,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-} from 'graphql';
-import { loadSchemaCheckConfig } from '../platform/config';
+import { GraphQLError, Kind, parse, validate, visit, type ASTNode, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema } from 'graphql';
+import { loadSchemaCheckConfig, type SchemaCheckSettings } from '../platform/config';
+import { coordinatesOf } from '../gateway/usage-coordinates';
+import { sizingProblems } from '../platform/list-sizes';
 import { costDirectivesOf, type CostDirectives } from '../platform/query-cost';
 import { operationLimitProblems } from '../platform/query-limits';
 import { generatedFiles, generatedStaleness } from './codegen';
 import { manifestProblems, PERSISTED_DOCUMENTS_FILE, type PersistedManifest } from './persisted-documents';
 import { apiSchemaOf, composeSubgraphs, projectRoot, readSubgraphs, SUBGRAPH_COPIES_DIR, SUPERGRAPH_FILE, type Composition, type SubgraphSdl } from './compose';
+import { acknowledgementProblems, judgeChanges, readAcknowledged, schemaChanges, ACKNOWLEDGED_FILE, type JudgedChange, type ProtectedDocument } from './changes';
+import { loadUsage, servedVersion, type UsageSource } from './registry-client';
 
-export const ACKNOWLEDGED_FILE = 'schema/acknowledged-breaking-changes.json';
+export { ACKNOWLEDGED_FILE } from './changes';
 export const OPERATIONS_DIR = 'gateway/admin/operations';
 /** Beside the operations: the fragments they share, sent with each operation that spreads them. */
 export const FRAGMENTS_FILE = 'fragments.graphql';
-
-export interface Acknowledgement {
-  type: string;
-  description: string;
-  reason: string;
-}
 
 const normalise = (text: string) => `${text.replace(/\r\n/g, '\n').trimEnd()}\n`;
 
@@ -72,39 +59,6 @@ export async function gatewayLoadProblems(supergraphSdl: string): Promise<string
   } finally {
     await gateway.stop().catch(() => undefined);
   }
-}
-
-export function readAcknowledged(root: string): Acknowledgement[] {
-  const file = path.join(root, ACKNOWLEDGED_FILE);
-  if (!fs.existsSync(file)) return [];
-  const entries: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const valid = (entry: unknown): entry is Acknowledgement => {
-    const e = entry as Partial<Acknowledgement> | null;
-    return typeof e?.type === 'string' && typeof e.description === 'string' && typeof e.reason === 'string' && e.reason.trim() !== '';
-  };
-  if (!Array.isArray(entries) || !entries.every(valid)) {
-    throw new Error(`${ACKNOWLEDGED_FILE} must be an array of { "type", "description", "reason" } with a non-empty reason`);
-  }
-  return entries;
-}
-
-export interface BreakingReport {
-  unacknowledged: BreakingChange[];
-  acknowledged: (BreakingChange & { reason: string })[];
-  dangerous: DangerousChange[];
-}
-
-/** (d) Breaking and dangerous changes of the API schema from `baseSdl` to `newSdl`. */
-export function breakingChanges(baseSdl: string, newSdl: string, acknowledgements: Acknowledgement[]): BreakingReport {
-  const before = apiSchemaOf(baseSdl);
-  const after = apiSchemaOf(newSdl);
-  const report: BreakingReport = { unacknowledged: [], acknowledged: [], dangerous: findDangerousChanges(before, after) };
-  for (const change of findBreakingChanges(before, after)) {
-    const ack = acknowledgements.find((a) => a.type === String(change.type) && a.description === change.description);
-    if (ack) report.acknowledged.push({ ...change, reason: ack.reason });
-    else report.unacknowledged.push(change);
-  }
-  return report;
 }
 
 function git(root: string, args: string[]): string | undefined {
@@ -142,13 +96,12 @@ export function baseSupergraph(root: string, baseRef: string | undefined): BaseS
   return { sdl: undefined, label: `no earlier version of ${SUPERGRAPH_FILE} in the history` };
 }
 
+/** The .graphql files under `dir`, at any depth, in path order. */
 function graphqlFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return graphqlFiles(full);
-    return entry.isFile() && entry.name.endsWith('.graphql') ? [full] : [];
-  });
+  return fs
+    .globSync('**/*.graphql', { cwd: dir })
+    .map((file) => path.join(dir, file))
+    .sort();
 }
 
 /** The shared fragments' definitions (fragments.graphql, beside the operations), by name. */
@@ -176,7 +129,7 @@ function spreadFragments(node: ASTNode, shared: Map<string, FragmentDefinitionNo
  * validates against the API schema and is within the gateway's limits; every shared fragment is used.
  */
 export function operationProblems(root: string, apiSchema: GraphQLSchema, dir: string = OPERATIONS_DIR, directives?: CostDirectives): { files: number; problems: string[] } {
-  const files = graphqlFiles(path.join(root, dir)).sort();
+  const files = graphqlFiles(path.join(root, dir));
   const fragmentsFile = path.join(root, dir, FRAGMENTS_FILE);
   const problems: string[] = [];
   let shared: Map<string, FragmentDefinitionNode>;
@@ -220,6 +173,50 @@ export function trustedDocumentProblems(root: string, apiSchema: GraphQLSchema, 
   return { documents: manifest.operations?.length ?? 0, problems: manifestProblems(manifest, apiSchema, directives) };
 }
 
+/**
+ * What the system itself sends, with the coordinates each touches in `schema` (the base's: a document
+ * may use what the change takes away): the trusted documents manifest and the admin UI's operation
+ * files. A change that concerns one of them always fails (schema/changes.ts).
+ */
+export function protectedDocuments(root: string, schema: GraphQLSchema, dir: string = OPERATIONS_DIR): ProtectedDocument[] {
+  const documents: ProtectedDocument[] = [];
+  const parsed = (text: string) => {
+    try {
+      return parse(text);
+    } catch {
+      return undefined; // reported by the operation and manifest checks
+    }
+  };
+  try {
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, PERSISTED_DOCUMENTS_FILE), 'utf8')) as PersistedManifest;
+    for (const operation of manifest.operations ?? []) {
+      const document = parsed(operation.body);
+      if (document) documents.push({ label: `trusted document ${operation.name} (${operation.id.slice(0, 12)})`, coordinates: coordinatesOf(schema, document, operation.name) });
+    }
+  } catch {
+    // A manifest that cannot be read fails its own check.
+  }
+  const fragmentsFile = path.join(root, dir, FRAGMENTS_FILE);
+  let shared: Map<string, FragmentDefinitionNode>;
+  try {
+    shared = sharedFragments(fragmentsFile);
+  } catch {
+    shared = new Map();
+  }
+  for (const file of graphqlFiles(path.join(root, dir))) {
+    if (file === fragmentsFile) continue;
+    const document = parsed(fs.readFileSync(file, 'utf8'));
+    if (!document) continue;
+    const whole = { ...document, definitions: [...document.definitions, ...spreadFragments(document, shared).values()] };
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      const name = definition.name?.value;
+      documents.push({ label: `admin UI operation ${name ?? 'anonymous'} (${path.relative(root, file)})`, coordinates: coordinatesOf(schema, whole, name) });
+    }
+  }
+  return documents;
+}
+
 /** (g) The committed generated type files, compared with what the subgraphs and the fresh supergraph generate. */
 export async function generatedTypesProblems(root: string, composition: Extract<Composition, { ok: true }>): Promise<{ files: number; problems: string[] }> {
   try {
@@ -234,20 +231,75 @@ export interface CheckResult {
   ok: boolean;
   /** Human-readable lines; failures start with "FAIL". */
   lines: string[];
+  /** The breaking and dangerous changes against the base, each judged (empty without a base). */
+  changes: JudgedChange[];
+  /** What the changes were compared with, and the usage they were judged by. */
+  base: string;
+  usage: { source: string; windowDays: number; threshold: number; excludedClients: string[]; noUsageReason: string };
 }
 
-export async function runSchemaChecks(root: string, options: { baseRef?: string; subgraphs?: SubgraphSdl[] } = {}): Promise<CheckResult> {
+/** The usage-aware settings (platform/config/registry.ts); a test gives its own. */
+export type ChangeSettings = Pick<SchemaCheckSettings, 'registry' | 'usageFile' | 'windowDays' | 'threshold' | 'excludedClients' | 'allowNoUsage' | 'base'>;
+
+export const NO_REGISTRY: ChangeSettings = {
+  registry: { url: undefined, token: undefined, internalApiKey: undefined },
+  usageFile: undefined,
+  windowDays: 7,
+  threshold: 1,
+  excludedClients: [],
+  allowNoUsage: false,
+  base: 'git',
+};
+
+export interface CheckOptions {
+  baseRef?: string;
+  subgraphs?: SubgraphSdl[];
+  settings?: ChangeSettings;
+  /** Today, for the window and the acknowledgements' dates. */
+  now?: Date;
+}
+
+const describeChange = (change: JudgedChange) => `${change.criticality} ${change.type} ${change.path ?? '(schema)'}: ${change.message}`;
+
+/** (d) The judged changes, grouped by verdict: what fails first, then what passes and why. */
+function changeLines(changes: JudgedChange[]): string[] {
+  const lines: string[] = [];
+  for (const [verdict, title] of [
+    ['fail', 'failing'],
+    ['pass', 'passing'],
+  ] as const) {
+    const group = changes.filter((change) => change.verdict === verdict);
+    if (group.length === 0) continue;
+    lines.push(`  ${title} (${group.length}):`);
+    for (const change of group) lines.push(`    ${describeChange(change)}`, `      ${change.reason}`);
+  }
+  return lines;
+}
+
+export async function runSchemaChecks(root: string, options: CheckOptions = {}): Promise<CheckResult> {
+  const settings = options.settings ?? NO_REGISTRY;
+  const now = options.now ?? new Date();
   const lines: string[] = [];
   let ok = true;
   const fail = (title: string, problems: string[]) => {
     ok = false;
     lines.push(`FAIL ${title}`, ...problems.map((problem) => `  ${problem}`));
   };
+  let changes: JudgedChange[] = [];
+  let usage: UsageSource = { usage: undefined, source: 'none', noUsageReason: 'not read' };
+  let baseLabel = 'none';
+  const result = (): CheckResult => ({
+    ok,
+    lines,
+    changes,
+    base: baseLabel,
+    usage: { source: usage.source, windowDays: settings.windowDays, threshold: settings.threshold, excludedClients: settings.excludedClients, noUsageReason: usage.noUsageReason },
+  });
 
   const composition = composeSubgraphs(options.subgraphs ?? readSubgraphs(root));
   if (!composition.ok) {
     fail('composition', composition.errors);
-    return { ok, lines };
+    return result();
   }
   lines.push(`ok   composition (${composition.subgraphs.map((s) => s.name).join(', ')})`, ...composition.hints.map((hint) => `  hint ${hint}`));
 
@@ -259,22 +311,43 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
   if (load.length > 0) fail('gateway loads the supergraph', load);
   else lines.push('ok   @apollo/gateway loads the supergraph');
 
-  const base = baseSupergraph(root, options.baseRef);
+  let base: BaseSchema;
+  if (settings.base === 'published') {
+    const served = await servedVersion(settings.registry);
+    base = { sdl: served.supergraphSdl, label: `the version production runs (${served.id}${served.commit ? `, commit ${served.commit.slice(0, 12)}` : ''})` };
+  } else {
+    base = baseSupergraph(root, options.baseRef);
+  }
+  baseLabel = base.label;
+  const acknowledgements = readAcknowledged(root);
+  const ackProblems = acknowledgementProblems(acknowledgements, now);
+  if (ackProblems.length > 0) fail(`acknowledgements (${ACKNOWLEDGED_FILE})`, ackProblems);
   if (base.sdl === undefined) {
     lines.push(`ok   breaking changes: nothing to compare with (${base.label})`);
   } else {
-    const report = breakingChanges(base.sdl, composition.supergraphSdl, readAcknowledged(root));
-    const describe = (change: { type: string; description: string }) => `${change.type}: ${change.description}`;
-    if (report.unacknowledged.length > 0) {
-      fail(`breaking changes against ${base.label}`, [
-        ...report.unacknowledged.map(describe),
-        `Acknowledge each in ${ACKNOWLEDGED_FILE} as { "type", "description", "reason" } if clients are ready for it.`,
-      ]);
-    } else {
-      lines.push(`ok   no unacknowledged breaking change against ${base.label}`);
-    }
-    lines.push(...report.acknowledged.map((change) => `  acknowledged ${describe(change)} (${change.reason})`));
-    lines.push(...report.dangerous.map((change) => `  dangerous ${describe(change)}`));
+    const found = await schemaChanges(base.sdl, composition.supergraphSdl);
+    if (found.length > 0) usage = await loadUsage(settings, root);
+    changes = judgeChanges(found, {
+      usage: usage.usage,
+      noUsageReason: usage.noUsageReason,
+      windowDays: settings.windowDays,
+      threshold: settings.threshold,
+      excludedClients: settings.excludedClients,
+      allowNoUsage: settings.allowNoUsage,
+      acknowledgements,
+      protectedDocuments: found.length > 0 ? protectedDocuments(root, apiSchemaOf(base.sdl)) : [],
+      now,
+    });
+    const failing = changes.filter((change) => change.verdict === 'fail').length;
+    const judgedBy = usage.usage ? `; usage of the last ${settings.windowDays} days from the ${usage.source}` : '';
+    const summary = `breaking and dangerous changes against ${base.label} (${failing} failing, ${changes.length - failing} passing${judgedBy})`;
+    if (changes.length === 0) lines.push(`ok   no breaking or dangerous change against ${base.label}`);
+    else if (failing > 0)
+      fail(
+        summary,
+        changeLines(changes).map((line) => line.slice(2)),
+      );
+    else lines.push(`ok   ${summary}`, ...changeLines(changes));
   }
 
   const apiSchema = apiSchemaOf(composition.supergraphSdl);
@@ -282,6 +355,10 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
   const operations = operationProblems(root, apiSchema, OPERATIONS_DIR, directives);
   if (operations.problems.length > 0) fail(`admin UI operations validate (${OPERATIONS_DIR})`, operations.problems);
   else lines.push(`ok   ${operations.files} admin UI operation file(s) validate`);
+
+  const sizing = sizingProblems(apiSchema, directives);
+  if (sizing.length > 0) fail('every list a client sizes has @listSize (platform/list-sizes.ts)', sizing);
+  else lines.push('ok   every list a client sizes has @listSize naming its slicing arguments, each with a default');
 
   const manifest = trustedDocumentProblems(root, apiSchema, directives);
   if (manifest.problems.length > 0) fail(`trusted documents validate (${PERSISTED_DOCUMENTS_FILE})`, manifest.problems);
@@ -291,13 +368,15 @@ export async function runSchemaChecks(root: string, options: { baseRef?: string;
   if (generated.problems.length > 0) fail('generated types are up to date', generated.problems);
   else lines.push(`ok   ${generated.files} generated type file(s) are up to date`);
 
-  return { ok, lines };
+  return result();
 }
 
 async function main(): Promise<void> {
-  const { baseRef } = loadSchemaCheckConfig();
-  const result = await runSchemaChecks(projectRoot(), { baseRef });
-  process.stdout.write(`${result.lines.join('\n')}\n`);
+  const json = process.argv.includes('--json');
+  const { baseRef, ...settings } = loadSchemaCheckConfig();
+  const result = await runSchemaChecks(projectRoot(), { baseRef, settings });
+  if (json) process.stdout.write(`${JSON.stringify({ ok: result.ok, base: result.base, usage: result.usage, changes: result.changes, report: result.lines }, null, 2)}\n`);
+  else process.stdout.write(`${result.lines.join('\n')}\n`);
   if (!result.ok) {
     process.stderr.write('schema check failed\n');
     process.exit(1);

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     runs: runs.map((run) => ({ seed: run.seed, ran: run.result.ran, durationMs: run.result.durationMs, violations: run.result.violations, failure: run.failure })),
     answers: sum((run) => Object.fromEntries(run.result.truth.answers)),
     faults: sum((run) => run.result.truth.faults),
+    stock: sum((run) => run.result.truth.stock),
     invariantsChecked: sum((run) => run.result.checked),
     invariantsBroken: sum((run) => Object.fromEntries(run.result.violations.map((v) => [v.invariant, 1]))),
   };
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
     `${report.setup}, seeds ${firstSeed}..${firstSeed + runs.length - 1}, ${runs.length} runs, ${Math.round(report.durationMs / 1000)} s, ${runs.filter((r) => r.failure).length} failed.`,
     `## Operations by kind and answer\n\n| op answer | count |\n|---|---|\n${table(report.answers)}`,
     `## Faults injected\n\n| fault | count |\n|---|---|\n${table(report.faults)}`,
+    `## Stock under load\n\n| what | count |\n|---|---|\n${table(report.stock)}`,
     `## Invariants checked (instances) and runs that broke them\n\n| invariant | checked |\n|---|---|\n${table(report.invariantsChecked)}`,
     `| invariant | runs broken |\n|---|---|\n${table(report.invariantsBroken)}`,
     ...runs.filter((r) => r.failure).map((r) => `## Seed ${r.seed}\n\n\`\`\`\n${r.failure}\n\`\`\``),

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import request from 'supertest';
 import { graphqlHalf } from '../gateway/graphql';
+import type { MountedGraphql } from '../gateway';
 import { createLogger } from '../platform/logger';
 import { ensureAdminBuilt, launchChromium, SCREENSHOTS_DIR, type Browser } from './admin-ui';
 import { startGateway, type RunningGateway } from './gateway';
@@ -73,11 +74,13 @@ export function adminUiSuite(started: (ui: AdminUi) => void, options: { env?: Re
   let stack: Stack | undefined;
   let gateway: RunningGateway | undefined;
   let browser: Browser | undefined;
+  let graphql: MountedGraphql | undefined;
   const pageProblems: string[] = [];
   beforeAll(async () => {
     await ensureAdminBuilt();
     stack = await startStack({ services: ['book', 'order', 'payment', 'analytics'], env: options.env });
-    gateway = await startGateway(stack.config, { mountGraphql: graphqlHalf({ config: stack.config, logger: createLogger(stack.config.logLevel) }) });
+    const half = graphqlHalf({ config: stack.config, logger: createLogger(stack.config.logLevel), bus: stack.bus });
+    gateway = await startGateway(stack.config, { mountGraphql: async (app, registry) => (graphql = await half(app, registry)) });
     const admin = await adminSession(stack);
     browser = await launchChromium();
     // Script errors and console errors (a CSP violation, a failed asset) of every page, checked at the end.
@@ -102,6 +105,11 @@ export function adminUiSuite(started: (ui: AdminUi) => void, options: { env?: Re
     /** Script and console errors of every page so far, for the file's last test. */
     pageProblems,
     restAs,
+
+    /** Ends the gateway's open subscription streams, as a gateway that stops does. */
+    dropStreams(): void {
+      graphql?.beforeClose?.();
+    },
 
     async signIn(target: Page, email: string, password: string): Promise<void> {
       await target.goto(`${ui.gateway.url}/admin/`);

@@ -83,6 +83,8 @@ export const BOOK_FIELDS = [
   'categoryId',
   'authorIds',
   'stock',
+  'heldStock',
+  'availableStock',
   'createdAt',
   'updatedAt',
 ];

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import type { ConsumedMessage, Subscription } from '../platform/events/bus';
 import { signatureHeader } from '../simulators/stripe/simulator';
 import { waitFor } from './wait';
 import { WEBHOOK_SECRET, type Stack } from './stack';
@@ -91,4 +92,9 @@ export function sendSignedWebhook(stack: Stack, body: string) {
     .set('Content-Type', 'application/json')
     .set('Stripe-Signature', signatureHeader(body, WEBHOOK_SECRET))
     .send(body);
+}
+
+/** Collects every message of `topics` the stack publishes from now on into `into`, under a group of its own. */
+export function observe(stack: Stack, topics: string[], into: ConsumedMessage[]): Promise<Subscription> {
+  return stack.bus.subscribe({ groupId: `observer-${randomUUID()}`, topics, handle: async (message) => void into.push(message) });
 }

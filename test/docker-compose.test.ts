@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { DEFAULT_PORTS, SERVICE_NAMES, loadConfig } from '../platform/config';
+import { SDK_VARIABLES, knownVariables } from './config-variables';
 
 interface ComposeService {
   networks?: Record<string, { ipv4_address?: string } | null>;
@@ -62,18 +63,6 @@ function environmentOf(name: string, env: Record<string, string> = operatorEnv):
 
 /** Services of images we do not build, configured by their own variables. */
 const THIRD_PARTY = ['mysql', 'kafka', 'minio', 'minio-bucket', 'zipkin', 'mailpit'];
-/** Read by the AWS SDK's default credential chain (the S3 cover store), not by platform/config.ts. */
-const SDK_VARIABLES = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
-
-/** Every variable loadConfig reads by name (platform/config.ts and its sections in platform/config/), plus the per-service port and URL ones. */
-function knownVariables(): Set<string> {
-  const sections = fs.readdirSync(path.join(root, 'platform/config')).map((file) => path.join('platform/config', file));
-  const source = ['platform/config.ts', ...sections].map((file) => fs.readFileSync(path.join(root, file), 'utf8')).join('\n');
-  const named = [...source.matchAll(/\b(?:read|int|bool|list|addresses)\((?:env, )?'([A-Z0-9_]+)'/g)].map((match) => match[1]);
-  const perService = [...SERVICE_NAMES, 'gateway'].flatMap((name) => [`${name.toUpperCase()}_PORT`, `${name.toUpperCase()}_URL`]);
-  return new Set([...named, ...perService]);
-}
-
 describe('docker-compose.yml', () => {
   it('runs MySQL 8.4 and Kafka 3.9 with health checks', () => {
     expect((services.mysql as { image?: string }).image).toBe('mysql:8.4');

@@ -124,7 +124,7 @@ export function paymentRefundSucceededEvent(
     type: 'PaymentRefundSucceededEvent',
     occurredAt: new Date().toISOString(),
     refundId: randomUUID(),
-    orderId: '',
+    orderId: null,
     reason: 'REQUESTED_BY_CUSTOMER',
     note: '',
     restock: false,

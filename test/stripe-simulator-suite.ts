@@ -124,7 +124,7 @@ export function simulatorSuite(): SimulatorSuite {
     await setup.receiver?.close();
   });
   afterEach(() => {
-    setup.simulator.injectFaults({ failNext: 0, delayMs: 0, status: 500, refuseRefunds: 0, pendingRefunds: 0 });
+    setup.simulator.injectFaults({ failNext: 0, delayMs: 0, status: 500, refuseRefunds: 0, pendingRefunds: 0, dropRefundAnswers: 0 });
     setup.receiver.failNext = 0;
   });
   return setup;

@@ -2,10 +2,11 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { startTracing, type TracingHandle } from '../platform/telemetry/tracing';
 
-export function traceInMemory(): { exporter: InMemorySpanExporter; tracing: TracingHandle | undefined } {
+/** `ratio`: the share of new traces the (parent-based) sampler records, every one unless told. */
+export function traceInMemory(ratio = 1): { exporter: InMemorySpanExporter; tracing: TracingHandle | undefined } {
   const exporter = new InMemorySpanExporter();
   const tracing = startTracing({
-    config: { exporter: undefined, sampler: 'parentbased_traceidratio', ratio: 1, serviceName: undefined },
+    config: { exporter: undefined, sampler: 'parentbased_traceidratio', ratio, serviceName: undefined },
     service: 'test',
     exporter,
     exportEachSpan: true,

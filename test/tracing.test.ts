@@ -2,9 +2,10 @@
  * One checkout, traced (platform/telemetry): on the run's own infrastructure (the in-process bus, or
  * Kafka when KAFKA_BROKERS is set), with the spans kept by an in-memory exporter.
  *
- * - The shop's checkout carries a `traceparent`: the gateway, its call to the payment service, the
- *   payment's transaction, the outbox relay's `send payment-created` and analytics' consumer all
- *   continue that trace.
+ * - The shop's checkout carries a `traceparent`: the gateway starts a trace of its own linked to it
+ *   (a client does not choose to be traced), which its call to the payment service, the payment's
+ *   transaction, the outbox relay's `send payment-created` and analytics' consumer all continue. A
+ *   proxy that TRUST_PROXY names is trusted with its context: the gateway continues its trace.
  * - Stripe's `payment_intent.succeeded` webhook, through the gateway, starts a trace of its own that
  *   links to the checkout's; in it the relay sends `payment-success`, which the order service and
  *   analytics consume; the order service sends `order-created`, which the book service consumes.
@@ -74,6 +75,17 @@ function descendsFrom(span: ReadableSpan, ancestor: ReadableSpan, spans: Readabl
   return false;
 }
 
+/** The trace the gateway started for a request that carried `clientSpan`, linked to it. */
+async function gatewayTraceLinkedTo(clientSpan: string): Promise<string> {
+  const atGateway = await waitFor(
+    () =>
+      exporter.getFinishedSpans().find((span) => serviceOf(span) === 'gateway' && span.kind === SpanKind.SERVER && span.links.some((link) => link.context.spanId === clientSpan)),
+    { what: "the gateway's request span linked to the client's" },
+  );
+  expect(atGateway.parentSpanContext).toBeUndefined();
+  return traceOf(atGateway);
+}
+
 /**
  * A consumer's span continues the message's: its child when it handled that message alone, and
  * linked to it (and still in its trace) when it handled a batch.
@@ -84,7 +96,7 @@ function continues(consumer: ReadableSpan, send: ReadableSpan): boolean {
 }
 
 describe('a checkout traced from the shop to analytics', () => {
-  it('keeps one trace through the gateway, payment, the outbox relay and the consumers, and the webhook trace links to it', async () => {
+  it("starts the gateway's own trace, linked to the shop's, and keeps it through payment, the outbox relay and the consumers; the webhook trace links to it", async () => {
     const admin = await adminSession(stack);
     const buyer = await registeredUser(stack);
     const book = await createBook(stack, admin.bearer, `Traced ${randomUUID().slice(0, 8)}`, 14.5, 5);
@@ -106,16 +118,20 @@ describe('a checkout traced from the shop to analytics', () => {
       { what: 'the order of the paid checkout' },
     );
 
-    // The checkout's trace, from the shop's span to analytics' consumer.
+    // The checkout's trace, from the gateway's span (linked to the shop's) to analytics' consumer.
+    const checkoutTrace = await gatewayTraceLinkedTo(shopSpan);
+    expect(checkoutTrace).not.toBe(shopTrace);
     const checkoutSpans = await waitFor(
       () => {
-        const spans = spansOf(shopTrace);
+        const spans = spansOf(checkoutTrace);
         return spans.some((span) => span.name === 'process payment-created' && serviceOf(span) === 'analytics') ? spans : undefined;
       },
       { what: 'analytics consuming payment-created in the checkout trace' },
     );
+    expect(spansOf(shopTrace)).toEqual([]);
     const atGateway = only(checkoutSpans, { name: 'POST /api/payments/checkout', service: 'gateway', kind: SpanKind.SERVER });
-    expect(atGateway.parentSpanContext?.spanId).toBe(shopSpan);
+    expect(atGateway.parentSpanContext).toBeUndefined();
+    expect(atGateway.links.map((link) => link.context)).toEqual([expect.objectContaining({ traceId: shopTrace, spanId: shopSpan })]);
     const proxied = only(checkoutSpans, { name: `POST ${new URL(stack.urls.payment).host}`, service: 'gateway', kind: SpanKind.CLIENT });
     expect(proxied.parentSpanContext?.spanId).toBe(idOf(atGateway));
     const atPayment = only(checkoutSpans, { name: 'POST /api/payments/checkout', service: 'payment', kind: SpanKind.SERVER });
@@ -126,11 +142,14 @@ describe('a checkout traced from the shop to analytics', () => {
     expect(continues(only(checkoutSpans, { name: 'process payment-created', service: 'analytics', kind: SpanKind.CONSUMER }), created)).toBe(true);
 
     // The webhook's trace: its own root at the gateway, linked to the checkout.
-    const linked = await waitFor(() => exporter.getFinishedSpans().find((span) => serviceOf(span) === 'payment' && span.links.some((link) => link.context.traceId === shopTrace)), {
-      what: 'a payment span linked to the checkout trace',
-    });
+    const linked = await waitFor(
+      () => exporter.getFinishedSpans().find((span) => serviceOf(span) === 'payment' && span.links.some((link) => link.context.traceId === checkoutTrace)),
+      {
+        what: 'a payment span linked to the checkout trace',
+      },
+    );
     const webhookTrace = traceOf(linked);
-    expect(webhookTrace).not.toBe(shopTrace);
+    expect(webhookTrace).not.toBe(checkoutTrace);
     const webhookSpans = await waitFor(
       () => {
         const spans = spansOf(webhookTrace);
@@ -168,20 +187,54 @@ describe('a checkout traced from the shop to analytics', () => {
     expect(order.orderId).toEqual(expect.any(String));
   });
 
+  it('continues the trace of a proxy TRUST_PROXY names, and passes on neither the context nor the trace of a client it does not trust', async () => {
+    const trusting = await startGateway({ ...stack.config, trustProxy: { ...stack.config.trustProxy, frontProxies: ['loopback'] } }, { logger: createLogger('silent') });
+    try {
+      const proxyTrace = randomBytes(16).toString('hex');
+      const proxySpan = randomBytes(8).toString('hex');
+      const res = await request(trusting.url).get('/api/books/').set('traceparent', `00-${proxyTrace}-${proxySpan}-01`);
+      expect(res.status).toBe(200);
+      const spans = await waitFor(
+        () => {
+          const found = spansOf(proxyTrace);
+          return found.some((span) => serviceOf(span) === 'book' && span.kind === SpanKind.SERVER) ? found : undefined;
+        },
+        { what: "the book service's request span in the proxy's trace" },
+      );
+      const atGateway = only(spans, { name: 'GET /api/books/', service: 'gateway', kind: SpanKind.SERVER });
+      expect(atGateway.parentSpanContext?.spanId).toBe(proxySpan);
+      expect(atGateway.links).toEqual([]);
+    } finally {
+      await trusting.stop();
+    }
+
+    const clientTrace = randomBytes(16).toString('hex');
+    const clientSpan = randomBytes(8).toString('hex');
+    const res = await request(gateway.url).get('/api/books/').set('traceparent', `00-${clientTrace}-${clientSpan}-01`).set('tracestate', 'chosen=by-the-client');
+    expect(res.status).toBe(200);
+    const ownTrace = await gatewayTraceLinkedTo(clientSpan);
+    const atBook = await waitFor(() => spansOf(ownTrace).find((span) => serviceOf(span) === 'book' && span.kind === SpanKind.SERVER), {
+      what: "the book service's request span in the gateway's trace",
+    });
+    expect(atBook.spanContext().traceState).toBeUndefined();
+    expect(spansOf(clientTrace)).toEqual([]);
+  });
+
   // The best sellers include the sale of the test above, so the query needs both subgraphs.
   it('continues a GraphQL query through the gateway’s plan into both subgraphs it needs', async () => {
     const admin = await adminSession(stack);
-    const shopTrace = randomBytes(16).toString('hex');
+    const shopSpan = randomBytes(8).toString('hex');
     const res = await request(gateway.url)
       .post('/graphql')
       .set('Authorization', admin.bearer)
-      .set('traceparent', `00-${shopTrace}-${randomBytes(8).toString('hex')}-01`)
+      .set('traceparent', `00-${randomBytes(16).toString('hex')}-${shopSpan}-01`)
       .send({ query: '{ bookReport { topBooks { bookId quantitySold book { id title } } } }' });
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
+    const queryTrace = await gatewayTraceLinkedTo(shopSpan);
     const spans = await waitFor(
       () => {
-        const found = spansOf(shopTrace);
+        const found = spansOf(queryTrace);
         return found.filter((span) => span.kind === SpanKind.SERVER && serviceOf(span) !== 'gateway').length >= 2 ? found : undefined;
       },
       { what: 'both subgraphs’ request spans in the query’s trace' },

@@ -1,4 +1,4 @@
-/** The book service's settings: where covers are kept and served from, and the demo catalogue. */
+/** The book service's settings: where covers are kept and served from, the demo catalogue, stock holds. */
 import { ConfigError, type EnvReader } from './env';
 
 export interface CatalogueConfig {
@@ -23,6 +23,26 @@ export interface CatalogueConfig {
   stockLowThreshold: number;
   /** Fill an empty book catalogue with a dozen demo books at start (`SEED_DEMO_CATALOGUE`). */
   seedDemoCatalogue: boolean;
+  /** How checkouts hold a tracked book's copies until they are paid (CONTRACT §4, book/inventory.ts). */
+  stockHolds: StockHoldSettings;
+}
+
+export interface StockHoldSettings {
+  /** `STOCK_HOLD_MINUTES` (default 15, fractions allowed): how long a checkout holds its copies. */
+  minutes: number;
+  /** `STOCK_HOLD_MAX_PER_BOOK` (default 10): copies of one book a customer may hold at once. */
+  maxPerBook: number;
+  /** `STOCK_HOLD_MAX_COPIES` (default 50): copies a customer may hold at once, all books together. */
+  maxCopies: number;
+}
+
+function holdMinutes(env: EnvReader): number {
+  const raw = env.read('STOCK_HOLD_MINUTES');
+  if (raw === undefined) return 15;
+  const minutes = Number(raw);
+  if (!Number.isFinite(minutes) || minutes <= 0 || minutes > 24 * 60)
+    throw new ConfigError(`STOCK_HOLD_MINUTES must be a number of minutes above 0 and at most 1440, got "${raw}"`);
+  return minutes;
 }
 
 export function readCatalogue(env: EnvReader, gatewayPort: number): CatalogueConfig {
@@ -45,5 +65,6 @@ export function readCatalogue(env: EnvReader, gatewayPort: number): CatalogueCon
     covers: { baseUrl, s3 },
     stockLowThreshold: env.int('BOOK_STOCK_LOW_THRESHOLD', 5, 0),
     seedDemoCatalogue: (env.read('SEED_DEMO_CATALOGUE') ?? (env.embedded ? 'true' : 'false')) === 'true',
+    stockHolds: { minutes: holdMinutes(env), maxPerBook: env.int('STOCK_HOLD_MAX_PER_BOOK', 10, 1), maxCopies: env.int('STOCK_HOLD_MAX_COPIES', 50, 1) },
   };
 }

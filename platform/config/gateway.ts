@@ -26,6 +26,13 @@ export interface GatewayConfig {
    * the gateway share one execution and its answer (gateway/shared-requests.ts).
    */
   gatewayDeduplicateRequests: boolean;
+  /** Open subscription streams (gateway/subscriptions/): at most this many per caller and per gateway process. */
+  subscriptionLimits: {
+    /** `GATEWAY_SUBSCRIPTIONS_PER_CALLER` (default 10): a caller's streams open at once, all its sessions together. */
+    perCaller: number;
+    /** `GATEWAY_SUBSCRIPTIONS_MAX` (default 10000): streams open at once on this process. */
+    perProcess: number;
+  };
 }
 
 export function readGateway(env: EnvReader): GatewayConfig {
@@ -35,6 +42,7 @@ export function readGateway(env: EnvReader): GatewayConfig {
     apolloTelemetryDisabled: apolloTelemetryDisabled(env.read('APOLLO_TELEMETRY_DISABLED')),
     gatewayDeduplicateQueries: env.bool('GATEWAY_DEDUPLICATE_QUERIES', true),
     gatewayDeduplicateRequests: env.bool('GATEWAY_DEDUPLICATE_REQUESTS', true),
+    subscriptionLimits: { perCaller: env.int('GATEWAY_SUBSCRIPTIONS_PER_CALLER', 10, 1), perProcess: env.int('GATEWAY_SUBSCRIPTIONS_MAX', 10_000, 1) },
   };
 }
 

@@ -15,6 +15,10 @@ export interface BookResponseDto {
   categoryId: string | null;
   authorIds: string[];
   stock: number | null;
+  /** Copies held by checkouts not yet paid (CONTRACT §4); null when the stock is not tracked. */
+  heldStock: number | null;
+  /** Copies a new checkout may have: stock less held; null when the stock is not tracked. */
+  availableStock: number | null;
   createdAt: string;
   updatedAt: string;
 }

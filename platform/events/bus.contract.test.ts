@@ -73,6 +73,18 @@ function busContract(kind: 'memory' | 'kafka', makeBus: () => EventBus): void {
     expect(BigInt(received[1].offset)).toBeGreaterThan(BigInt(received[0].offset));
   });
 
+  it('starts a new group at the end of the topic with fromBeginning false: only what is published after it subscribed', async () => {
+    const t = topic();
+    await bus.publish([{ topic: t, key: 'k', value: '{"n":"before"}' }]);
+    const received = await record({ groupId: group(), topics: [t], fromBeginning: false });
+    await bus.publish([{ topic: t, key: 'k', value: '{"n":"after"}' }]);
+    await waitFor(() => received.length >= 1, { what: 'the message published after' });
+    // A second group from the beginning gets both: the first had been published.
+    const everything = await record({ groupId: group(), topics: [t] });
+    await waitFor(() => everything.length >= 2, { what: 'both messages from the beginning' });
+    expect(received.map((m) => m.value)).toEqual(['{"n":"after"}']);
+  });
+
   it('keeps the order of the messages that share a key', async () => {
     const t = topic();
     const all = messages(t, 100, (i) => `key-${i % 5}`);

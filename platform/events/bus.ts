@@ -43,6 +43,16 @@ export interface SubscribeOptions {
    * applies a batch per transaction, so each transaction carries more events.
    */
   maxBytesPerPartition?: number;
+  /**
+   * Told, per topic, how many messages the group has not committed yet (over all the topic's
+   * partitions), whenever the bus reads that (Kafka: each progress check, every 15 s by default).
+   */
+  onLag?: (topic: string, behind: number) => void;
+  /**
+   * Where a group without committed offsets starts: at the beginning of the topics (the default),
+   * or, with false, at their end: only what is published from the subscription on (a live feed).
+   */
+  fromBeginning?: boolean;
 }
 
 /**

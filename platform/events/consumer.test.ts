@@ -7,6 +7,7 @@ import { CounterIncremented, TestDatabases, counterIncremented, testLogger } fro
 import type { Database } from '../database';
 import type { ConsumedMessage, EventBus, SubscribeOptions } from './bus';
 import { ProcessedEvent, consume, consumeBatch } from './consumer';
+import { EventMetrics } from './metrics';
 
 jest.setTimeout(60000);
 
@@ -16,7 +17,7 @@ afterAll(() => databases.dropAll());
 const TOPIC = 'counter-incremented';
 
 /** A bus that hands the subscription's batch handler to the test, which plays the broker. */
-function handOverBus(): { bus: EventBus; deliver: (messages: ConsumedMessage[]) => Promise<void> } {
+function handOverBus(): { bus: EventBus; deliver: (messages: ConsumedMessage[]) => Promise<void>; options: () => SubscribeOptions | undefined } {
   let subscribed: SubscribeOptions | undefined;
   const bus: EventBus = {
     kind: 'memory',
@@ -28,7 +29,7 @@ function handOverBus(): { bus: EventBus; deliver: (messages: ConsumedMessage[]) 
     health: async () => undefined,
     close: async () => undefined,
   };
-  return { bus, deliver: (messages) => (subscribed?.handleBatch as (m: ConsumedMessage[]) => Promise<void>)(messages) };
+  return { bus, deliver: (messages) => (subscribed?.handleBatch as (m: ConsumedMessage[]) => Promise<void>)(messages), options: () => subscribed };
 }
 
 let offset = 0;
@@ -191,5 +192,22 @@ describe('consume with a prepare step (an effect outside the database)', () => {
     await deliver(events.map(message));
     expect(prepared).toEqual([events[1].eventId, events[2].eventId]);
     expect(await applied(db, groupId)).toBe(before + 3);
+  });
+});
+
+describe('the metrics of a consumer', () => {
+  it('counts the messages it sends to the dead-letter topic from zero, and keeps the lag the bus reports under the broker group', async () => {
+    const db = await databases.open('consumer_metrics');
+    const metrics = new EventMetrics(db, testLogger);
+    const handOver = handOverBus();
+    await consume({ bus: handOver.bus, db, logger: testLogger, groupId: 'counting', topic: TOPIC, schema: CounterIncremented, metrics, apply: async () => undefined });
+    const deadLettered = async () => (await metrics.deadLettered.get()).values.map(({ labels, value }) => [labels, value]);
+    expect(await deadLettered()).toEqual([[{ group: 'counting', topic: TOPIC }, 0]]);
+
+    await handOver.deliver([{ topic: TOPIC, partition: 0, offset: String(offset++), key: 'k', value: '{"not":"an event"}' }]);
+    expect(await deadLettered()).toEqual([[{ group: 'counting', topic: TOPIC }, 1]]);
+
+    handOver.options()?.onLag?.(TOPIC, 42);
+    expect((await metrics.consumerLag.get()).values.map(({ labels, value }) => [labels, value])).toEqual([[{ group: `counting.${TOPIC}`, topic: TOPIC }, 42]]);
   });
 });

@@ -11,7 +11,8 @@ import { TimestampColumn, isUniqueViolation, type Database } from '../database';
 import type { Logger } from '../logger';
 import { runInContext } from '../request-context';
 import { traceConsumption } from '../telemetry/spans';
-import { REQUEST_ID_HEADER, type ConsumedMessage, type EventBus, type Subscription } from './bus';
+import { REQUEST_ID_HEADER, type ConsumedMessage, type EventBus, type SubscribeOptions, type Subscription } from './bus';
+import type { EventMetrics } from './metrics';
 import { passesQuickly } from './quick-validation';
 import { TOPIC_SCHEMAS, deadLetterTopic, type EventEnvelope, type Topic, type TopicPayloads } from './topics';
 
@@ -68,6 +69,8 @@ export interface ConsumerOptions<T extends EventEnvelope> {
   logger: Logger;
   /** Consumer group id; also the name under which applied events are recorded. */
   groupId: string;
+  /** The service's event metrics: dead letters and the group's lag are counted there. */
+  metrics?: EventMetrics;
   topic: string;
   schema: ClassConstructor<T>;
   /**
@@ -105,7 +108,7 @@ export async function markProcessed(manager: EntityManager, consumer: string, ev
 
 /** Parses `message`; a poison message goes to `<topic>.DLT` with the reason and yields undefined. */
 async function parseOrDeadLetter<T extends EventEnvelope>(
-  options: { bus: EventBus; logger: Logger; groupId: string },
+  options: { bus: EventBus; logger: Logger; groupId: string; metrics?: EventMetrics },
   schema: ClassConstructor<T>,
   message: ConsumedMessage,
 ): Promise<T | undefined> {
@@ -123,6 +126,7 @@ async function parseOrDeadLetter<T extends EventEnvelope>(
         headers: { 'dlt-reason': error.message, 'dlt-original-topic': topic, 'dlt-consumer': options.groupId, 'dlt-original-offset': message.offset },
       },
     ]);
+    options.metrics?.deadLettered.inc({ group: options.groupId, topic });
     return undefined;
   }
 }
@@ -199,7 +203,7 @@ async function handleBatchOfOneTopic<T extends EventEnvelope>(options: ConsumerO
 
 /** The messages parsed, in order, each with its event; poison messages go to their dead-letter topic and are left out. */
 async function parseAll<T extends EventEnvelope>(
-  options: { bus: EventBus; logger: Logger; groupId: string; topic?: string },
+  options: { bus: EventBus; logger: Logger; groupId: string; metrics?: EventMetrics; topic?: string },
   messages: ConsumedMessage[],
   schemaOf: (topic: string) => ClassConstructor<T>,
 ): Promise<{ message: ConsumedMessage; event: T }[]> {
@@ -257,6 +261,16 @@ async function recordFresh<P extends { event: EventEnvelope }>(manager: EntityMa
 }
 
 /**
+ * A subscription's figures in the service's metrics: its dead letters counted from zero (so the
+ * first one is an increase), and the lag the bus reports, under the broker's name of the group.
+ */
+function measured(metrics: EventMetrics | undefined, options: { groupId: string; topics: string[]; brokerGroup: string }): SubscribeOptions['onLag'] {
+  if (!metrics) return undefined;
+  for (const topic of options.topics) metrics.deadLettered.inc({ group: options.groupId, topic }, 0);
+  return (topic, behind) => metrics.consumerLag.set({ group: options.brokerGroup, topic }, behind);
+}
+
+/**
  * Subscribes one topic. Each topic gets its own broker consumer group (`<groupId>.<topic>`): members
  * of one Kafka group must subscribe the same topics, or partitions go to members that cannot read them.
  * Messages arrive in batches per partition, applied one transaction per batch (see handleBatchOfOneTopic).
@@ -268,6 +282,7 @@ export function consume(options: ConsumerOptions<EventEnvelope> | TopicConsumerO
   return options.bus.subscribe({
     groupId: `${options.groupId}.${options.topic}`,
     topics: [options.topic],
+    onLag: measured(options.metrics, { groupId: options.groupId, topics: [options.topic], brokerGroup: `${options.groupId}.${options.topic}` }),
     maxBatchSize: options.maxBatchSize,
     handleBatch: (messages) => handleBatchOfOneTopic(options, messages),
   });
@@ -281,6 +296,8 @@ export interface BatchConsumerOptions {
   logger: Logger;
   /** Consumer group id (one group for all the topics) and the name applied events are recorded under. */
   groupId: string;
+  /** The service's event metrics: dead letters and the group's lag are counted there. */
+  metrics?: EventMetrics;
   /** Each consumed topic with its payload class. */
   topics: Record<string, ClassConstructor<EventEnvelope>>;
   /** Applies the new events of a batch, in order, inside the transaction that records them. */
@@ -299,6 +316,7 @@ export function consumeBatch(options: BatchConsumerOptions): Promise<Subscriptio
   return options.bus.subscribe({
     groupId,
     topics: Object.keys(options.topics),
+    onLag: measured(options.metrics, { groupId, topics: Object.keys(options.topics), brokerGroup: groupId }),
     maxBatchSize: options.maxBatchSize,
     partitionsConcurrently: options.partitionsConcurrently,
     maxBytesPerPartition: options.maxBytesPerPartition,

@@ -111,7 +111,7 @@ export class MemoryBus implements EventBus {
       this.groups.set(options.groupId, group);
     }
     for (const topic of options.topics) {
-      if (!group.cursors.has(topic)) group.cursors.set(topic, 0);
+      if (!group.cursors.has(topic)) group.cursors.set(topic, options.fromBeginning === false ? this.log(topic).length : 0);
     }
     const member: Member = { options, stopped: false };
     group.members.push(member);

@@ -16,13 +16,14 @@ export function namespacedBus(bus: EventBus, namespace: string): EventBus {
         options,
       ),
     subscribe: (options: SubscribeOptions): Promise<Subscription> => {
-      const { handle, handleBatch } = options;
+      const { handle, handleBatch, onLag } = options;
       return bus.subscribe({
         ...options,
         groupId: inner(options.groupId),
         topics: options.topics.map(inner),
         handle: handle && ((message) => handle({ ...message, topic: outer(message.topic) })),
         handleBatch: handleBatch && ((messages) => handleBatch(messages.map((message) => ({ ...message, topic: outer(message.topic) })))),
+        onLag: onLag && ((topic, behind) => onLag(outer(topic), behind)),
       });
     },
     health: () => bus.health(),

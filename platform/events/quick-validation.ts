@@ -18,6 +18,8 @@ interface PropertyPlan {
   property: string;
   custom: { each: boolean; constraints: unknown[]; validators: Constraint[] }[];
   nested: boolean;
+  /** `@IsOptional` / `@ValidateIf`: when one answers false, the property's other checks are skipped, as class-validator does. */
+  conditions: ((object: object, value: unknown) => boolean)[];
 }
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -33,8 +35,9 @@ function planFor(target: Function): PropertyPlan[] | null {
   const byProperty = new Map<string, PropertyPlan>();
   let plan: PropertyPlan[] | null = metadatas.length > 0 ? [] : null;
   for (const metadata of metadatas) {
+    const conditional = metadata.type === ValidationTypes.CONDITIONAL_VALIDATION && typeof metadata.constraints?.[0] === 'function';
     const supported =
-      (metadata.type === ValidationTypes.CUSTOM_VALIDATION || metadata.type === ValidationTypes.NESTED_VALIDATION) &&
+      (metadata.type === ValidationTypes.CUSTOM_VALIDATION || metadata.type === ValidationTypes.NESTED_VALIDATION || conditional) &&
       !metadata.validateIf &&
       !metadata.always &&
       !(metadata.groups && metadata.groups.length > 0);
@@ -44,8 +47,12 @@ function planFor(target: Function): PropertyPlan[] | null {
     }
     let property = byProperty.get(metadata.propertyName);
     if (!property) {
-      property = { property: metadata.propertyName, custom: [], nested: false };
+      property = { property: metadata.propertyName, custom: [], nested: false, conditions: [] };
       byProperty.set(metadata.propertyName, property);
+    }
+    if (conditional) {
+      property.conditions.push(metadata.constraints[0] as (object: object, value: unknown) => boolean);
+      continue;
     }
     if (metadata.type === ValidationTypes.NESTED_VALIDATION) {
       property.nested = true;
@@ -74,8 +81,9 @@ export const passesQuickly: Check = (object) => {
   const plan = planFor(object.constructor);
   if (!plan) return false;
   const record = object as Record<string, unknown>;
-  for (const { property, custom, nested } of plan) {
+  for (const { property, custom, nested, conditions } of plan) {
     const value = record[property];
+    if (!conditions.every((condition) => condition(object, value))) continue;
     for (const { each, constraints, validators } of custom) {
       const args: ValidationArguments = { targetName: object.constructor.name, property, object, value, constraints };
       for (const validator of validators) {

@@ -4,7 +4,7 @@
  * of the same shape. Every event carries `eventId`, `type` and `occurredAt` besides its own fields.
  */
 import { Type } from 'class-transformer';
-import { ArrayMinSize, Equals, IsArray, IsBoolean, IsISO8601, IsInt, IsNumber, IsObject, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
+import { ArrayMinSize, Equals, IsArray, IsBoolean, IsISO8601, IsInt, IsNumber, IsObject, IsOptional, IsString, IsUUID, Min, ValidateNested } from 'class-validator';
 
 export const TOPICS = {
   paymentCreated: 'payment-created',
@@ -135,8 +135,14 @@ export class PaymentFailedEvent extends CheckoutPaymentEvent {
   declare type: 'PaymentFailedEvent';
 
   @IsString() transactionId!: string;
+  /** A short code; `checkout_expired` when the checkout's stock hold ran out unpaid (not a failed payment, CONTRACT §8). */
   @IsString() reason!: string;
+  /** The stock hold the failure ends (CONTRACT §4): a hold placed since, under another id, stays. Absent from older producers. */
+  @IsOptional() @IsUUID('all') holdId?: string;
 }
+
+/** The reason of a `payment-failed` whose checkout was left unpaid until its stock hold ran out, or replaced by a newer one. */
+export const CHECKOUT_EXPIRED = 'checkout_expired';
 
 export class PaymentRefundedEvent extends EventEnvelope {
   @Equals('PaymentRefundedEvent')
@@ -161,8 +167,8 @@ export class PaymentRefundSucceededEvent extends EventEnvelope {
 
   @IsUUID('all') refundId!: string;
   @IsUUID('all') paymentId!: string;
-  /** Empty until the order service has made the payment's order. */
-  @IsString() orderId!: string;
+  /** Null until the payment service has learnt its order (older producers sent an empty string). */
+  @IsOptional() @IsString() orderId!: string | null;
   @IsUUID('all') userId!: string;
   /** This refund's amount. */
   @amount() @Min(0) amount!: number;
@@ -177,18 +183,33 @@ export class PaymentRefundSucceededEvent extends EventEnvelope {
   @IsBoolean() restock!: boolean;
   /** True when this refund brought the payment to REFUNDED. */
   @IsBoolean() full!: boolean;
+  /** The attempt that succeeded (the refusals before it; absent: 0): a reversal names the same one. */
+  @IsOptional() @IsInt() @Min(0) attempt?: number;
 }
 
-/** The provider refused an order's refund for good: it waits, FAILED, for an admin to retry it. */
+/**
+ * The provider refused an order's refund for good: it waits, FAILED, for an admin to retry it. Or
+ * (`reason` `refund_reversed`, with `refundId`) a refund that had succeeded failed after all: it
+ * undoes that refund's `payment-refund-succeeded`.
+ */
 export class PaymentRefundFailedEvent extends EventEnvelope {
   @Equals('PaymentRefundFailedEvent')
   declare type: 'PaymentRefundFailedEvent';
 
   @IsUUID('all') paymentId!: string;
-  @IsUUID('all') orderId!: string;
+  /** Null only in a reversal whose payment's order the payment service does not know yet. */
+  @IsOptional() @IsUUID('all') orderId!: string | null;
   @IsUUID('all') userId!: string;
-  /** A short code safe to show (the provider's error code, e.g. `balance_insufficient`). */
+  /** A short code safe to show (the provider's error code, e.g. `balance_insufficient`; `refund_reversed`). */
   @IsString() reason!: string;
+  /** A reversal's: the refund, the attempt that had succeeded, its amount, what succeeded refunds add up to now. */
+  @IsOptional() @IsUUID('all') refundId?: string;
+  @IsOptional() @IsInt() @Min(0) attempt?: number;
+  @IsOptional() @amount() @Min(0) reversedAmount?: number;
+  @IsOptional() @amount() @Min(0) refundedAmount?: number;
+  @IsOptional() @amount() @Min(0) paymentAmount?: number;
+  /** True when the payment is no longer REFUNDED. */
+  @IsOptional() @IsBoolean() full?: boolean;
 }
 
 /** Legacy: no producer of ours; analytics accepts it without counting a payment twice. */

@@ -1,14 +1,19 @@
 /**
- * The mail outbox: each e-mail a service owes, rendered, recorded in the transaction of the change
- * (or of the consumed event) that caused it, and delivered by the sender loop (sender.ts). `mailKey`
- * is unique: what caused the e-mail (an event id, a token id) and the template, so one cause never
- * owes two e-mails.
+ * The mail outbox: each e-mail a service owes, recorded in the transaction of the change (or of the
+ * consumed event) that caused it, and rendered and delivered by the sender loop (sender.ts). A row
+ * holds what its template is filled with, nothing secret: what only the moment of sending may know
+ * (a token's link) is added then by the service. `mailKey` is unique: what caused the e-mail (an
+ * event id, a request id) and the template, so one cause never owes two e-mails.
  */
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { TimestampColumn } from '../database';
 
-/** PENDING: to send (again, from `nextAttemptAt`); SENDING: claimed by a sender until `claimedUntil`; SENT; FAILED: refused for good by the SMTP server. */
-export type MailStatus = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED';
+/**
+ * PENDING: to send (again, from `nextAttemptAt`); SENDING: claimed by a sender until `claimedUntil`;
+ * SENT; FAILED: refused for good by the SMTP server; EXPIRED: not sent by `expiresAt`; SKIPPED: no
+ * longer owed when its turn came (a reset asked for an address no account has).
+ */
+export type MailStatus = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED' | 'EXPIRED' | 'SKIPPED';
 
 @Entity({ name: 'mail_outbox' })
 export class OutgoingMail {
@@ -21,13 +26,22 @@ export class OutgoingMail {
   @Column({ type: 'varchar', length: 60 })
   template!: string;
 
-  @Column({ type: 'varchar', length: 100 })
+  /** As asked for: an address a password reset was asked for may belong to no account. */
+  @Column({ type: 'varchar', length: 254 })
   recipient!: string;
 
+  /** Empty until sent, then the subject it was sent with. */
   @Column({ type: 'varchar', length: 200 })
   subject!: string;
 
-  /** Emptied once sent: a link with a token lives no longer than it must. */
+  /** What the template is filled with (JSON); null once the row's status is final. */
+  @Column({ name: 'template_data', type: 'text', nullable: true })
+  data!: string | null;
+
+  /**
+   * The rendered parts of a row recorded before e-mails were rendered at send time; empty for every
+   * other row, and emptied with the data.
+   */
   @Column({ name: 'body_text', type: 'text' })
   text!: string;
 
@@ -51,6 +65,10 @@ export class OutgoingMail {
 
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError!: string | null;
+
+  /** Not sent from then on (the link it would carry is no longer worth sending); null: owed for as long as it takes. */
+  @TimestampColumn('expires_at', { nullable: true })
+  expiresAt!: Date | null;
 
   @TimestampColumn('created_at')
   createdAt!: Date;

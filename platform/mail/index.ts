@@ -6,12 +6,13 @@ import type { Config } from '../config';
 import type { Database } from '../database';
 import type { Logger } from '../logger';
 import { MailOutbox1732000002000 } from '../migrations/1732000002000-MailOutbox';
+import { MailRenderedAtSendTime1732000002100 } from '../migrations/1732000002100-MailRenderedAtSendTime';
 import { OutgoingMail } from './entities';
 import { MailSender } from './sender';
 import { MailTemplates } from './templates';
 
 export const MAIL_ENTITIES = [OutgoingMail];
-export const MAIL_MIGRATIONS = [MailOutbox1732000002000];
+export const MAIL_MIGRATIONS = [MailOutbox1732000002000, MailRenderedAtSendTime1732000002100];
 
 export interface Mailer {
   templates: MailTemplates;
@@ -21,8 +22,9 @@ export interface Mailer {
 /** `templatesDir`: the service's `mail/` folder. */
 export function createMailer(shell: { config: Config; db: Database; logger: Logger }, templatesDir: string): Mailer {
   const { mail } = shell.config;
+  const templates = new MailTemplates(templatesDir);
   return {
-    templates: new MailTemplates(templatesDir),
-    sender: new MailSender({ db: shell.db, logger: shell.logger, smtpUrl: mail.smtpUrl, from: mail.from, retryBaseMs: mail.retryBaseMs, retryMaxMs: mail.retryMaxMs }),
+    templates,
+    sender: new MailSender({ db: shell.db, logger: shell.logger, templates, smtpUrl: mail.smtpUrl, from: mail.from, retryBaseMs: mail.retryBaseMs, retryMaxMs: mail.retryMaxMs }),
   };
 }

@@ -28,6 +28,11 @@ export class MailTemplates {
 
   constructor(private readonly dir: string) {}
 
+  /** Throws unless the template `name` exists, both files, its text starting with a subject line. */
+  check(name: string): void {
+    this.load(name);
+  }
+
   render(name: string, data: TemplateData): RenderedMail {
     const template = this.load(name);
     return {

@@ -1,17 +1,16 @@
 /** The outbox and the applied-events record, shared by every service that publishes or consumes. */
 import { Table, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { autoIncrementKey } from '../database';
 
 export class EventTables1732000000000 implements MigrationInterface {
   name = 'EventTables1732000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    // SQLite allows AUTOINCREMENT only on a column declared exactly INTEGER.
-    const autoIncrementType = queryRunner.connection.driver.options.type === 'mysql' ? 'bigint' : 'integer';
     await queryRunner.createTable(
       new Table({
         name: 'outbox_events',
         columns: [
-          { name: 'id', type: autoIncrementType, isPrimary: true, isGenerated: true, generationStrategy: 'increment' },
+          autoIncrementKey(queryRunner, 'id'),
           { name: 'event_id', type: 'varchar', length: '36' },
           { name: 'topic', type: 'varchar', length: '120' },
           { name: 'message_key', type: 'varchar', length: '120' },

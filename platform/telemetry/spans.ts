@@ -117,21 +117,49 @@ export function routeOf(url: string | undefined): string {
   return path.replace(/\/(?:\d[\d-]*|[0-9a-fA-F-]{16,}|[0-9a-fA-F]{8}-[0-9a-zA-Z-]+)(?=\/|$)/g, '/{id}');
 }
 
+export interface TraceRequestsOptions {
+  /**
+   * Whose trace context a request may continue (the gateway: the proxies TRUST_PROXY names). From
+   * anyone else the request starts a trace of its own, under this process's sampler, linked to the
+   * context it carried; that context's headers are removed, so nothing behind sees them either.
+   * Without it every caller is trusted (a service behind the gateway).
+   */
+  trustsCaller?: (req: http.IncomingMessage) => boolean;
+}
+
+/** Removes the trace context a caller sent and answers it as a link, when it is a valid one. */
+function untrustedContext(req: http.IncomingMessage): Link[] | undefined {
+  const carried = spanContextOf(req.headers as Record<string, string>);
+  for (const name of TRACE_HEADERS) delete req.headers[name];
+  return carried ? [{ context: carried, attributes: { 'bookstore.link': 'caller' } }] : undefined;
+}
+
 /**
  * The request listener of `service` with a SERVER span around each request, a child of the context
- * the request carries. Health and metrics probes (`/actuator/**`) are left out: they would bury the
- * traces a person looks for. While tracing is off, the listener itself.
+ * the request carries when the caller is trusted with it (`options.trustsCaller`), else the root of
+ * a trace of its own linked to it. Health and metrics probes (`/actuator/**`) are left out: they
+ * would bury the traces a person looks for. While tracing is off, the listener itself, after the
+ * trace context of a caller not trusted with it is removed.
  */
-export function traceRequests(service: string, listener: http.RequestListener): http.RequestListener {
-  if (!tracingOn()) return listener;
+export function traceRequests(service: string, listener: http.RequestListener, options: TraceRequestsOptions = {}): http.RequestListener {
+  const { trustsCaller } = options;
+  if (!tracingOn()) {
+    if (!trustsCaller) return listener;
+    return (req, res) => {
+      if (!trustsCaller(req)) for (const name of TRACE_HEADERS) delete req.headers[name];
+      listener(req, res);
+    };
+  }
   return (req, res) => {
     if (req.url?.startsWith('/actuator')) {
       listener(req, res);
       return;
     }
-    const parent = contextFromHeaders(req.headers);
+    const trusted = !trustsCaller || trustsCaller(req);
+    const links = trusted ? undefined : untrustedContext(req);
+    const parent = trusted ? contextFromHeaders(req.headers) : ROOT_CONTEXT;
     const method = req.method ?? 'GET';
-    const span = serviceTracer(service).startSpan(method, { kind: SpanKind.SERVER }, parent);
+    const span = serviceTracer(service).startSpan(method, { kind: SpanKind.SERVER, links }, parent);
     // A request the sampler left out still carries its context on (so the services leave it out
     // too), but costs nothing more.
     if (span.isRecording()) {

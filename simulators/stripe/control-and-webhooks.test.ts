@@ -146,7 +146,7 @@ describe('control API and signed webhooks', () => {
     const failed = await control(`/refunds/${lost.id}/fail`);
     expect(succeeded.body.event.event).toMatchObject({ type: 'refund.updated', data: { object: { id: kept.id, status: 'succeeded' } } });
     expect(failed.body.event.event).toMatchObject({ type: 'refund.updated', data: { object: { id: lost.id, status: 'failed' } } });
-    expect((await control(`/refunds/${kept.id}/fail`)).status).toBe(400);
+    expect((await control(`/refunds/${lost.id}/succeed`)).status).toBe(400);
     // The failed refund's amount can be refunded again.
     const rest = await setup.stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: `pending-3-${intent.id}` });
     expect(rest).toMatchObject({ amount: 3599, status: 'succeeded' });

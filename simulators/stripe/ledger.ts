@@ -249,11 +249,16 @@ export class Ledger {
     return { refund: clone(refund), charge: clone(charge), paymentIntent: this.retrievePaymentIntent(charge.payment_intent) };
   }
 
-  /** A pending refund confirmed or failed by the bank; a failed one gives its amount back to the charge. */
+  /**
+   * A pending refund confirmed or failed by the bank, or a succeeded one failed after all (Stripe: "a
+   * refund can fail after it has succeeded"); a failed one gives its amount back to the charge.
+   */
   settleRefund(id: string, outcome: 'succeeded' | 'failed'): { refund: Refund; charge: Charge } {
     const refund = this.refunds.get(id);
     if (!refund) throw missing('refund', id, 'id');
-    if (refund.status !== 'pending') throw unexpectedState(`This refund's status is ${refund.status}, so it cannot be settled.`);
+    if (refund.status !== 'pending' && !(refund.status === 'succeeded' && outcome === 'failed')) {
+      throw unexpectedState(`This refund's status is ${refund.status}, so it cannot be settled.`);
+    }
     refund.status = outcome;
     const charge = this.charges.get(refund.charge) as Charge;
     if (outcome === 'failed') Object.assign(charge, { amount_refunded: charge.amount_refunded - refund.amount, refunded: false });

@@ -39,6 +39,8 @@ export interface FaultSettings {
   refuseRefunds?: number;
   /** How many of the next refunds through the API come back `pending` until settled through the control API. */
   pendingRefunds?: number;
+  /** How many of the next answers to refund requests through the API are lost after the refund is made (the connection dropped). */
+  dropRefundAnswers?: number;
 }
 
 /** What a control action answers: the objects it changed and the event, after its first delivery attempt. */
@@ -58,7 +60,7 @@ export interface StripeSimulator {
   fail(id: string, reason?: string): Promise<ControlResult>;
   cancel(id: string): Promise<ControlResult>;
   refund(id: string): Promise<ControlResult>;
-  /** The bank's answer to a pending refund: `refund.updated` with it `succeeded` or `failed`. */
+  /** The bank's answer to a pending refund, or its late failure of a succeeded one: `refund.updated` with it `succeeded` or `failed`. */
   settleRefund(id: string, outcome: 'succeeded' | 'failed'): Promise<{ refund: Refund; event: EventDelivery }>;
   resend(eventId: string): Promise<EventDelivery>;
   intents(): PaymentIntent[];
@@ -83,12 +85,13 @@ function validateFaults(settings: FaultSettings): void {
   check('delayMs', 0, 60_000);
   check('refuseRefunds', 0, 1000);
   check('pendingRefunds', 0, 1000);
+  check('dropRefundAnswers', 0, 1000);
 }
 
 export function createStripeSimulator(options: StripeSimulatorOptions): StripeSimulator {
   const logger = options.logger.child({ component: 'stripe-simulator' });
   const ledger = new Ledger();
-  const faults: Faults = { failNext: 0, status: 500, delayMs: 0, refuseRefunds: 0, pendingRefunds: 0 };
+  const faults: Faults = { failNext: 0, status: 500, delayMs: 0, refuseRefunds: 0, pendingRefunds: 0, dropRefundAnswers: 0 };
   const webhooks = new WebhookDispatcher({
     webhookUrl: options.webhookUrl,
     webhookSecret: options.webhookSecret,
@@ -149,6 +152,7 @@ export function createStripeSimulator(options: StripeSimulatorOptions): StripeSi
       if (settings.delayMs !== undefined) faults.delayMs = settings.delayMs;
       if (settings.refuseRefunds !== undefined) faults.refuseRefunds = settings.refuseRefunds;
       if (settings.pendingRefunds !== undefined) faults.pendingRefunds = settings.pendingRefunds;
+      if (settings.dropRefundAnswers !== undefined) faults.dropRefundAnswers = settings.dropRefundAnswers;
       logger.info({ ...faults }, 'faults set');
       return { ...faults };
     },
@@ -238,7 +242,7 @@ function controlRouter(simulator: StripeSimulator): Router {
   });
   router.post('/faults', (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs', 'refuseRefunds', 'pendingRefunds'].includes(name));
+    const unknown = Object.keys(body).find((name) => !['failNext', 'status', 'delayMs', 'refuseRefunds', 'pendingRefunds', 'dropRefundAnswers'].includes(name));
     if (unknown !== undefined) throw badControlRequest(`Unknown fault setting: ${unknown}`, unknown);
     res.json(simulator.injectFaults(body));
   });

@@ -137,7 +137,7 @@ describe('Stripe API through the real SDK', () => {
   it('surfaces injected faults as StripeAPIError, then serves the calls after them', async () => {
     const set = await control('/faults', { failNext: 2, status: 500 });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ failNext: 2, status: 500, delayMs: 0, refuseRefunds: 0, pendingRefunds: 0 });
+    expect(set.body).toEqual({ failNext: 2, status: 500, delayMs: 0, refuseRefunds: 0, pendingRefunds: 0, dropRefundAnswers: 0 });
 
     const first = await createIntent().catch((e: unknown) => e);
     const second = await setup.stripe.paymentIntents.retrieve('pi_any').catch((e: unknown) => e);

@@ -22,6 +22,11 @@ export interface Faults {
   refuseRefunds: number;
   /** How many of the next refunds come back `pending`, until the control API settles them (`refund.updated`). */
   pendingRefunds: number;
+  /**
+   * How many of the next answers to a refund request (made or replayed) are lost: the refund is
+   * done as asked, then the connection is dropped, as a timeout after Stripe acted looks to us.
+   */
+  dropRefundAnswers: number;
 }
 
 const refundRefused = () =>
@@ -225,8 +230,22 @@ export function stripeApiRouter(deps: StripeApiDeps): Router {
       return intent;
     }),
   );
+  /** The answer never arrives: whatever the endpoint did stands, and the connection is dropped instead. */
+  const dropRefundAnswer: RequestHandler = (_req, res, next) => {
+    if (faults.dropRefundAnswers > 0) {
+      faults.dropRefundAnswers -= 1;
+      logger.info({ remaining: faults.dropRefundAnswers }, 'dropping the answer to a refund request on request');
+      res.json = () => {
+        res.socket?.destroy();
+        return res;
+      };
+    }
+    next();
+  };
+
   router.post(
     '/refunds',
+    dropRefundAnswer,
     handle((req) => {
       if (faults.refuseRefunds > 0) {
         faults.refuseRefunds -= 1;

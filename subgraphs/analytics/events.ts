@@ -6,12 +6,14 @@
 import type { DatabaseKind } from '../../platform/database';
 import type { Subscription } from '../../platform/events/bus';
 import {
+  CHECKOUT_EXPIRED,
   TOPICS,
   schemasOf,
   type EventEnvelope,
   type PaymentCompletedEvent,
   type PaymentCreatedEvent,
   type PaymentFailedEvent,
+  type PaymentRefundFailedEvent,
   type PaymentRefundSucceededEvent,
   type PaymentRefundedEvent,
   type PaymentSuccessEvent,
@@ -20,7 +22,11 @@ import type { ServiceEvents } from '../../rest-compat/service';
 import { utcDay, type FactEvent } from './facts';
 import { ingest } from './ingest';
 
-export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
+/** A refund's key among a payment's refunds: a refund asked again after the provider failed it succeeds anew. */
+const refundKey = (refundId: string, attempt = 0) => `${refundId.toLowerCase()}${attempt > 0 ? `:${attempt}` : ''}`;
+
+/** The fact an event tells, or undefined for one that tells none: a checkout left unpaid until its hold ran out is not a failed payment (CONTRACT §8). */
+export function toFactEvent(topic: string, event: EventEnvelope): FactEvent | undefined {
   const day = utcDay(event.occurredAt);
   switch (topic) {
     case TOPICS.paymentCreated: {
@@ -37,6 +43,7 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
     }
     case TOPICS.paymentFailed: {
       const e = event as PaymentFailedEvent;
+      if (e.reason === CHECKOUT_EXPIRED) return undefined;
       return { kind: 'failed', paymentId: e.paymentId.toLowerCase(), day, amount: e.amount };
     }
     case TOPICS.paymentRefunded: {
@@ -45,7 +52,22 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
     }
     case TOPICS.paymentRefundSucceeded: {
       const e = event as PaymentRefundSucceededEvent;
-      return { kind: 'refund', paymentId: e.paymentId.toLowerCase(), day, refundId: e.refundId.toLowerCase(), amount: e.amount, paymentAmount: e.paymentAmount, items: e.items };
+      return {
+        kind: 'refund',
+        paymentId: e.paymentId.toLowerCase(),
+        day,
+        refundId: refundKey(e.refundId, e.attempt),
+        amount: e.amount,
+        paymentAmount: e.paymentAmount,
+        items: e.items,
+      };
+    }
+    case TOPICS.paymentRefundFailed: {
+      const e = event as PaymentRefundFailedEvent;
+      // Only a reversal (a refund that had succeeded) changes a figure; a refusal never counted.
+      if (e.refundId === undefined || e.reversedAmount === undefined) return undefined;
+      const refundId = refundKey(e.refundId, e.attempt);
+      return { kind: 'reversal', paymentId: e.paymentId.toLowerCase(), day, refundId, amount: e.reversedAmount, paymentAmount: e.paymentAmount ?? 0, full: e.full ?? false };
     }
     default:
       throw new Error(`analytics does not consume ${topic}`);
@@ -54,7 +76,15 @@ export function toFactEvent(topic: string, event: EventEnvelope): FactEvent {
 
 export function analyticsConsumer(events: ServiceEvents, kind: DatabaseKind): Promise<Subscription> {
   return events.consumeBatch({
-    topics: schemasOf([TOPICS.paymentCreated, TOPICS.paymentSuccess, TOPICS.paymentCompleted, TOPICS.paymentFailed, TOPICS.paymentRefunded, TOPICS.paymentRefundSucceeded]),
+    topics: schemasOf([
+      TOPICS.paymentCreated,
+      TOPICS.paymentSuccess,
+      TOPICS.paymentCompleted,
+      TOPICS.paymentFailed,
+      TOPICS.paymentRefunded,
+      TOPICS.paymentRefundSucceeded,
+      TOPICS.paymentRefundFailed,
+    ]),
     // A few batches at once, so that one is parsed while another waits on the database. They lock
     // facts, then days, then books, each in key order, so they wait for each other rather than
     // deadlock (InnoDB's rare gap-lock deadlock is retried by Database.transaction); per-key order
@@ -69,7 +99,7 @@ export function analyticsConsumer(events: ServiceEvents, kind: DatabaseKind): Pr
       ingest(
         manager,
         kind,
-        batch.map(({ topic, event }) => toFactEvent(topic, event)),
+        batch.flatMap(({ topic, event }) => toFactEvent(topic, event) ?? []),
       ),
   });
 }

@@ -13,12 +13,17 @@ export interface FactItem {
   priceCents: number;
 }
 
-/** One refund that succeeded (`payment-refund-succeeded`); `items` is empty for a refund of an amount. */
+/**
+ * One refund that succeeded (`payment-refund-succeeded`); `items` is empty for a refund of an
+ * amount. `reversed` once the provider failed it after all (a reversal's `payment-refund-failed`,
+ * which may come first): it then counts nothing.
+ */
 export interface FactRefund {
   refundId: string;
   day: string;
   amountCents: number;
   items: FactItem[];
+  reversed?: true;
 }
 
 export interface Fact {
@@ -38,7 +43,8 @@ export type FactEvent =
   | { kind: 'paid'; paymentId: string; day: string; amount: number; items?: EventItem[] }
   | { kind: 'failed'; paymentId: string; day: string; amount: number }
   | { kind: 'refunded'; paymentId: string; day: string; amount: number }
-  | { kind: 'refund'; paymentId: string; day: string; refundId: string; amount: number; paymentAmount: number; items: EventItem[] };
+  | { kind: 'refund'; paymentId: string; day: string; refundId: string; amount: number; paymentAmount: number; items: EventItem[] }
+  | { kind: 'reversal'; paymentId: string; day: string; refundId: string; amount: number; paymentAmount: number; full: boolean };
 
 export interface DayCounters {
   ordersCreated: number;
@@ -107,7 +113,7 @@ function factItems(items: EventItem[]): FactItem[] {
   return items.map((item) => ({ bookId: item.bookId.toLowerCase(), bookTitle: item.bookTitle, quantity: item.quantity, priceCents: toCents(item.price) }));
 }
 
-const DAY_OF: Record<Exclude<FactEvent['kind'], 'refund'>, 'createdDay' | 'paidDay' | 'failedDay' | 'refundedDay'> = {
+const DAY_OF: Record<Exclude<FactEvent['kind'], 'refund' | 'reversal'>, 'createdDay' | 'paidDay' | 'failedDay' | 'refundedDay'> = {
   created: 'createdDay',
   paid: 'paidDay',
   failed: 'failedDay',
@@ -121,6 +127,7 @@ const DAY_OF: Record<Exclude<FactEvent['kind'], 'refund'>, 'createdDay' | 'paidD
  */
 export function withEvent(fact: Fact, event: FactEvent): Fact {
   if (event.kind === 'refund') return withRefund(fact, event);
+  if (event.kind === 'reversal') return withReversal(fact, event);
   const day = DAY_OF[event.kind];
   const newItems = (event.kind === 'created' || event.kind === 'paid') && event.items && fact.items === null;
   if (fact.amountCents !== null && fact[day] !== null && !newItems) return fact;
@@ -139,6 +146,23 @@ function withRefund(fact: Fact, event: Extract<FactEvent, { kind: 'refund' }>): 
     ...fact,
     amountCents: fact.amountCents ?? toCents(event.paymentAmount),
     refunds: [...refunds, refund].sort((a, b) => a.refundId.localeCompare(b.refundId)),
+  };
+}
+
+/**
+ * A refund's success undone: its entry marked reversed (made so, if its success is yet to come, so
+ * that it never counts). One that took the payment out of REFUNDED takes the full refund back too.
+ */
+function withReversal(fact: Fact, event: Extract<FactEvent, { kind: 'reversal' }>): Fact {
+  const refunds = fact.refunds ?? [];
+  const known = refunds.find((refund) => refund.refundId === event.refundId);
+  if (known?.reversed && !(event.full && fact.refundedDay !== null)) return fact;
+  const reversed: FactRefund = { ...(known ?? { refundId: event.refundId, day: event.day, amountCents: toCents(event.amount), items: [] }), reversed: true };
+  return {
+    ...fact,
+    amountCents: fact.amountCents ?? toCents(event.paymentAmount),
+    refundedDay: event.full ? null : fact.refundedDay,
+    refunds: [...refunds.filter((refund) => refund.refundId !== event.refundId), reversed].sort((a, b) => a.refundId.localeCompare(b.refundId)),
   };
 }
 
@@ -174,7 +198,7 @@ export function contribute(fact: Fact, sign: 1 | -1, deltas: Deltas): void {
   if (fact.createdDay) deltas.addDay(fact.createdDay, { ordersCreated: 1 }, sign);
   const amount = fact.amountCents ?? 0;
   const items = fact.items ?? [];
-  const refunds = fact.refunds ?? [];
+  const refunds = (fact.refunds ?? []).filter((refund) => !refund.reversed);
   if (fact.paidDay) {
     deltas.addDay(fact.paidDay, { paidOrders: 1, revenueCents: amount, booksSold: quantityOf(items) }, sign);
     for (const item of items) deltas.addBook(item, sign);

@@ -36,9 +36,9 @@ const DAY_COLUMNS: Record<string, string> = {
 
 /**
  * INSERT of many rows that, on an existing key, adds `added` columns and overwrites `replaced`
- * ones; the two dialects spell it differently.
+ * ones, or leaves the row as it is when neither is given; the two dialects spell it differently.
  */
-async function upsert(
+export async function upsert(
   manager: EntityManager,
   kind: DatabaseKind,
   table: string,
@@ -53,6 +53,10 @@ async function upsert(
       kind === 'mysql'
         ? [...(changes.added ?? []).map((c) => `${c} = ${c} + VALUES(${c})`), ...(changes.replaced ?? []).map((c) => `${c} = VALUES(${c})`)]
         : [...(changes.added ?? []).map((c) => `${c} = ${c} + excluded.${c}`), ...(changes.replaced ?? []).map((c) => `${c} = excluded.${c}`)];
+    if (set.length === 0) {
+      await manager.query(`${kind === 'mysql' ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO'} ${table} (${columns.join(', ')}) VALUES ${placeholders}`, part.flat());
+      continue;
+    }
     const conflict = kind === 'mysql' ? 'ON DUPLICATE KEY UPDATE' : `ON CONFLICT(${key}) DO UPDATE SET`;
     await manager.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${placeholders} ${conflict} ${set.join(', ')}`, part.flat());
   }

@@ -1,9 +1,11 @@
-/** GraphQL resolvers of the analytics subgraph, as thin as routes.ts: every figure is ADMIN only. */
+/** GraphQL resolvers of the analytics subgraph, as thin as routes.ts: every figure is ADMIN only, and so is the schema registry (registry/resolvers.ts). */
 import type DataLoader from 'dataloader';
 import { MoneyScalar, batchLoader, requireAuth, type MapperCovers, type SubgraphContext } from '../../platform/subgraph';
 import type { Principal } from '../../platform/auth';
 import { parseOptionalDate } from '../../platform/validation';
 import type { QueryOrderReportArgs, QueryRevenueReportArgs, Resolvers, TopBookResolvers } from './generated/resolvers-types';
+import { registryResolvers } from './registry/resolvers';
+import type { RegistryService } from './registry/service';
 import { resolveRange, type AnalyticsService, type TopBookItem } from './service';
 
 export interface AnalyticsLoaders {
@@ -28,10 +30,13 @@ export function analyticsLoaders(service: AnalyticsService): (principal: Princip
   });
 }
 
-export function analyticsResolvers(service: AnalyticsService): Resolvers<Ctx> {
+export function analyticsResolvers(service: AnalyticsService, registry: RegistryService): Resolvers<Ctx> {
+  const schema = registryResolvers(registry);
   return {
     Money: MoneyScalar,
+    SchemaUsageReport: schema.SchemaUsageReport,
     Query: {
+      ...schema.Query,
       dashboard: (_, __, ctx) => service.dashboard(requireAuth(ctx)),
       revenueReport: (_, args, ctx) => service.revenue(requireAuth(ctx), range(args)),
       orderReport: (_, args, ctx) => service.orders(requireAuth(ctx), range(args)),

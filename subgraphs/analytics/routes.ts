@@ -1,4 +1,4 @@
-/** REST routes of the analytics service (interface §4.3): all GET, all ADMIN. */
+/** REST routes of the analytics service (interface §4.3): all GET, all ADMIN; and the schema registry's (CONTRACT §13). */
 import { Router, type Request } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
 import { authenticate, principalOf, requireRole, type TokenVerifier } from '../../platform/auth';
@@ -9,9 +9,17 @@ function range(req: Request) {
   return resolveRange(parseOptionalDate(req.query.from, 'from'), parseOptionalDate(req.query.to, 'to'));
 }
 
-export function analyticsRoutes(service: AnalyticsService, verifier: TokenVerifier): Router {
+/** The schema registry's routers (registry/routes.ts): its internal routes answer to the internal key, not to a token. */
+export interface RegistryRouters {
+  adminRoutes: Router;
+  internalRoutes: Router;
+}
+
+export function analyticsRoutes(service: AnalyticsService, verifier: TokenVerifier, registry: RegistryRouters): Router {
   const router = Router();
+  router.use('/internal', registry.internalRoutes);
   router.use(authenticate(verifier), requireRole('ADMIN', ADMIN_ONLY));
+  router.use('/schema', registry.adminRoutes);
 
   router
     .route('/dashboard')

@@ -1,9 +1,12 @@
 /**
  * The account e-mail flows (CONTRACT §11) against a real SMTP server in the test process: what
- * arrives, and what its token does.
+ * arrives, what its token does, what waits in the mail outbox meanwhile, and what a forgot-password
+ * request does in the database whether an account has the address or not.
  */
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { LocalMailbox } from '../../platform/mail/local-mailbox';
+import { currentContext } from '../../platform/request-context';
 import { adminSession, expectEnvelope, login, newUser, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 import { errorCodes, graphql } from '../../test/graphql';
 import { claimsOf } from '../../test/jwt';
@@ -29,11 +32,40 @@ afterAll(async () => {
 const auth = () => request(stack.urls.auth);
 const forgot = (email: string) => auth().post('/auth/password/forgot').send({ email });
 
+/** Every column of the outbox rows to `email`, as the database holds them. */
+const outboxRows = (email: string) => stack.auth.db.dataSource.query<Record<string, unknown>[]>('SELECT * FROM mail_outbox WHERE recipient = ?', [email]);
+
+/** Every run of token characters long enough to be a secret, in any column of `rows`. */
+function secretsIn(rows: Record<string, unknown>[]): string[] {
+  const texts = rows.flatMap((row) => Object.values(row)).filter((value): value is string => typeof value === 'string');
+  return [...new Set(texts.flatMap((text) => text.match(/[A-Za-z0-9_-]{16,}/g) ?? []))];
+}
+
+/** The SQL statements the auth database ran for one request, told apart by its X-Request-Id. */
+async function statementsOf(send: (requestId: string) => Promise<request.Response>): Promise<{ status: number; statements: string[] }> {
+  const requestId = `statements-${randomUUID()}`;
+  const { logger } = stack.auth.db.dataSource;
+  const logQuery = logger.logQuery.bind(logger);
+  const statements: string[] = [];
+  logger.logQuery = (query, parameters, queryRunner) => {
+    if (currentContext()?.requestId === requestId) statements.push(query);
+    return logQuery(query, parameters, queryRunner);
+  };
+  try {
+    const res = await send(requestId);
+    return { status: res.status, statements };
+  } finally {
+    logger.logQuery = logQuery;
+  }
+}
+
+/** The token of the reset e-mail this request brings (its token is made when it is sent). */
 async function resetToken(email: string): Promise<string> {
+  const before = mailsTo(mailbox, email, RESET).length;
   const res = await forgot(email);
   expect(res.status).toBe(202);
   expect(res.text).toBe('');
-  const mail = await waitFor(() => mailsTo(mailbox, email, RESET).at(-1), { what: `a reset e-mail to ${email}` });
+  const mail = await waitFor(() => mailsTo(mailbox, email, RESET)[before], { what: `a new reset e-mail to ${email}` });
   return tokenOf(mail);
 }
 
@@ -104,6 +136,63 @@ describe('password reset', () => {
       expectEnvelope(refused, 429, 'Too many password reset requests for this address; try again later');
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('forgot-password, for an address an account has and for one none has', () => {
+  it('runs the same statements on the request path, and leaves the e-mail and its token to the sender', async () => {
+    const known = await registeredUser(stack);
+    const unknown = newUser().email;
+    const forgotAs = (email: string) => statementsOf((requestId) => forgot(email).set('X-Request-Id', requestId));
+    const forKnown = await forgotAs(known.email);
+    const forUnknown = await forgotAs(unknown);
+
+    expect([forKnown.status, forUnknown.status]).toEqual([202, 202]);
+    expect(forKnown.statements.length).toBeGreaterThan(0);
+    expect(forUnknown.statements).toEqual(forKnown.statements);
+
+    // Both requests were recorded alike; the sender found the account of one and sent it the link.
+    await mailTo(mailbox, known.email, RESET);
+    const settled = async (email: string) => (await outboxRows(email)).find((row) => row.template === 'password-reset' && row.status !== 'PENDING' && row.status !== 'SENDING');
+    expect(await waitFor(() => settled(known.email), { what: 'the e-mail to the known address settled' })).toMatchObject({ status: 'SENT', template_data: null });
+    expect(await waitFor(() => settled(unknown), { what: 'the e-mail to the unknown address settled' })).toMatchObject({ status: 'SKIPPED', template_data: null });
+    expect(mailsTo(mailbox, unknown)).toEqual([]);
+  });
+});
+
+describe('the mail outbox', () => {
+  it('holds no token that would reset the password while a reset e-mail waits, and keeps nothing of the e-mail once it is sent', async () => {
+    const user = await registeredUser(stack);
+    await mailbox.stop();
+    try {
+      expect((await forgot(user.email)).status).toBe(202);
+      // Tried with the SMTP server down, and waiting for the next try.
+      await waitFor(async () => (await outboxRows(user.email)).find((row) => row.template === 'password-reset' && Number(row.attempts) >= 1 && row.status === 'PENDING'), {
+        what: 'the reset e-mail tried and waiting',
+      });
+      const candidates = secretsIn(await outboxRows(user.email));
+      expect(candidates.length).toBeGreaterThan(0);
+      for (const token of candidates) {
+        const res = await auth().post('/auth/password/reset').send({ token, password: 'Hijacked123' });
+        expect({ token, status: res.status }).toEqual({ token, status: 400 });
+      }
+    } finally {
+      await mailbox.start();
+    }
+
+    const mail = await mailTo(mailbox, user.email, RESET);
+    const [row] = await waitFor(async () => (await outboxRows(user.email)).filter((each) => each.template === 'password-reset' && each.status === 'SENT'), {
+      what: 'the reset e-mail marked sent',
+      accept: (rows) => rows.length === 1,
+    });
+    expect(row).toMatchObject({ template_data: null, body_text: '', body_html: '', subject: 'Reset your Bookstore password' });
+    expect(
+      (
+        await auth()
+          .post('/auth/password/reset')
+          .send({ token: tokenOf(mail), password: 'Recovered123' })
+      ).status,
+    ).toBe(204);
   });
 });
 

@@ -34,11 +34,14 @@ export class RegisterRequestDto extends EmailField {
   password!: string;
 }
 
-/** `POST /auth/password/forgot` (CONTRACT §11); the address is not checked beyond its length, so the answer says nothing about it. */
+/**
+ * `POST /auth/password/forgot` (CONTRACT §11); the address is not checked beyond its length as
+ * stored (the mail outbox keeps it lower-cased), so the answer says nothing about it.
+ */
 export class ForgotPasswordRequestDto {
   @IsString()
   @MinLength(1, { message: 'must not be blank' })
-  @MaxLength(254)
+  @MaxStoredLength(254)
   email!: string;
 }
 

@@ -123,10 +123,17 @@ export class AccountToken {
   @Column({ type: 'varchar', length: 20 })
   purpose!: AccountTokenPurpose;
 
+  /**
+   * When the e-mail carrying it was asked for. Each attempt at sending that e-mail makes a token of
+   * its own, so several may share it; a newer request's token ends theirs.
+   */
+  @TimestampColumn('requested_at')
+  requestedAt!: Date;
+
   @TimestampColumn('expires_at')
   expiresAt!: Date;
 
-  /** Set when the token is used, or replaced by a newer one of the same purpose. */
+  /** Set when the token (or another of its purpose) is used, or a newer request replaces it. */
   @TimestampColumn('used_at', { nullable: true })
   usedAt!: Date | null;
 

@@ -9,13 +9,15 @@ import { AccountEmails } from './account-email';
 import { AbandonedRegistration, Account, AccountToken, RefreshToken, Session } from './entities';
 import { authConsumers } from './events';
 import { loadOrCreateSigningKey } from './keys';
-import { LoginThrottle } from './login-throttle';
+import { AddressRequestLimit, LoginThrottle } from './login-throttle';
 import { CreateAuthTables1732000000200 } from './migrations/1732000000200-CreateAuthTables';
 import { SessionsInUseAndLoginThrottle1732000000210 } from './migrations/1732000000210-SessionsInUseAndLoginThrottle';
 import { RateLimitCounters1732000000900 } from './migrations/1732000000900-RateLimitCounters';
 import { AbandonedRegistrations1732000000910 } from './migrations/1732000000910-AbandonedRegistrations';
 import { LoginAttemptsInRateLimitCounters1732000000920 } from './migrations/1732000000920-LoginAttemptsInRateLimitCounters';
 import { AccountTokensAndVerifiedEmail1732000000930 } from './migrations/1732000000930-AccountTokensAndVerifiedEmail';
+import { LoginTurns1732000000940 } from './migrations/1732000000940-LoginTurns';
+import { AccountTokensPerRequest1732000000950 } from './migrations/1732000000950-AccountTokensPerRequest';
 import { userServiceProfiles } from './profiles';
 import { authLoaders, authResolvers } from './resolvers';
 import { authRoutes } from './routes';
@@ -37,6 +39,8 @@ export function createAuthService(deps: ServiceDeps) {
       LoginAttemptsInRateLimitCounters1732000000920,
       ...MAIL_MIGRATIONS,
       AccountTokensAndVerifiedEmail1732000000930,
+      LoginTurns1732000000940,
+      AccountTokensPerRequest1732000000950,
     ],
     build: ({ config, db, logger, events }) => {
       const mailer = createMailer({ config, db, logger }, path.join(__dirname, 'mail'));
@@ -44,11 +48,12 @@ export function createAuthService(deps: ServiceDeps) {
         db,
         templates: mailer.templates,
         shopUrl: config.mail.shopUrl,
-        throttle: new LoginThrottle(db, config.loginThrottle, 'password-forgot'),
+        requests: new AddressRequestLimit(db, config.loginThrottle),
         wake: () => mailer.sender.wake(),
         bcryptCost: BCRYPT_COST,
         logger,
       });
+      for (const [template, preparer] of Object.entries(emails.preparers())) mailer.sender.prepare(template, preparer);
       const key = loadOrCreateSigningKey(config.jwt.privateKeyFile, config.jwt.previousPublicKeyFile);
       const settings = { ...config.jwt };
       const profiles = userServiceProfiles(() => config.urls.user, config.internalApiKey, config.registrationProfileTimeoutMs);

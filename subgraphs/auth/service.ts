@@ -122,12 +122,13 @@ export class AuthService {
 
   async login(request: LoginRequestDto, userAgentName: string): Promise<LoginResponseDto> {
     const email = storedKey(request.email);
-    await this.throttle.attempt(email);
-    const account = await this.db.manager.findOne(Account, { where: { email } });
-    const matches = await bcrypt.compare(request.password, account?.passwordHash ?? this.dummyHash);
-    // A failure keeps the attempt it took: it was counted before the password was checked.
-    if (!account || !matches || account.status !== 'ACTIVE') throw invalidCredentials();
-    await this.throttle.succeeded(email);
+    // The throttle counts the failures and has each login wait its turn behind those in flight.
+    const account = await this.throttle.judge(email, async () => {
+      const found = await this.db.manager.findOne(Account, { where: { email } });
+      const matches = await bcrypt.compare(request.password, found?.passwordHash ?? this.dummyHash);
+      return found && matches && found.status === 'ACTIVE' ? found : undefined;
+    });
+    if (!account) throw invalidCredentials();
 
     const refreshToken = newSecretToken();
     const now = new Date();

@@ -38,6 +38,8 @@ describe('POST /api/books/create', () => {
       categoryId: catalogue.refs.categoryId,
       authorIds: [catalogue.refs.authorId],
       stock: 7,
+      heldStock: 0,
+      availableStock: 7,
       createdAt: expect.stringMatching(TIMESTAMP),
       updatedAt: res.body.createdAt,
     });

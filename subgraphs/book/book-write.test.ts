@@ -40,6 +40,8 @@ describe('PUT /api/books/update/{id}', () => {
       categoryId: catalogue.refs.categoryId,
       authorIds: [coAuthor, catalogue.refs.authorId],
       stock: 0,
+      heldStock: 0,
+      availableStock: 0,
       createdAt: book.createdAt,
       updatedAt: expect.stringMatching(TIMESTAMP),
     });

@@ -141,3 +141,58 @@ export class OrderStock {
   @Column({ type: 'boolean' })
   returned!: boolean;
 }
+
+export const STOCK_LINE_STATUSES = ['HELD', 'RELEASED', 'TAKEN', 'SHORT'] as const;
+export type StockLineStatus = (typeof STOCK_LINE_STATUSES)[number];
+
+/**
+ * A payment's claim on one book's copies (inventory.ts): HELD from its checkout until its hold is
+ * released (RELEASED) or its paid order takes the copies (TAKEN), or finds them gone (SHORT).
+ */
+@Entity({ name: 'stock_holds' })
+export class StockHold {
+  @PrimaryColumn({ name: 'payment_id', type: 'varchar', length: 36 })
+  paymentId!: string;
+
+  @PrimaryColumn({ name: 'book_id', type: 'varchar', length: 36 })
+  bookId!: string;
+
+  /** The checkout's hold this line belongs to: a payment held again after expiry gets a new one. */
+  @Column({ name: 'hold_id', type: 'varchar', length: 36, nullable: true })
+  holdId!: string | null;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 36 })
+  userId!: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  status!: StockLineStatus;
+
+  /** Copies the line holds (HELD), or asked for. */
+  @Column({ type: 'int' })
+  quantity!: number;
+
+  @TimestampColumn('expires_at')
+  expiresAt!: Date;
+
+  /** Copies off the stock for this payment (TAKEN), less those put back by restocking refunds. */
+  @Column({ type: 'int' })
+  taken!: number;
+
+  /** Copies refunded with restock before the order took any: the take leaves them on the shelf. */
+  @Column({ type: 'int' })
+  credited!: number;
+
+  /** The cancel of the payment's order put its copies back. */
+  @Column({ type: 'boolean' })
+  returned!: boolean;
+
+  /** What was left for this payment when its order found too few copies (SHORT). */
+  @Column({ name: 'left_at_commit', type: 'int', nullable: true })
+  leftAtCommit!: number | null;
+
+  @TimestampColumn('created_at')
+  createdAt!: Date;
+
+  @TimestampColumn('updated_at')
+  updatedAt!: Date;
+}

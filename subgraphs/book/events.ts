@@ -1,7 +1,8 @@
 /**
- * What the book service consumes: `order-created` takes the copies off the stock, `order-cancelled`
- * puts them back, and `payment-refund-succeeded` with `restock` puts back the refunded lines
- * (book/inventory.ts). It publishes `book-stock-low` when a sale or an admin's
+ * What the book service consumes (book/inventory.ts): `order-created` confirms the take its order
+ * asked for first (or takes, for an order that did not), `order-cancelled` puts the copies back,
+ * `payment-refund-succeeded` with `restock` puts back the refunded lines, and `payment-failed`
+ * releases the payment's hold. It publishes `book-stock-low` when a sale or an admin's
  * change takes a tracked book's stock from above the threshold to at or below it.
  */
 import type { EntityManager } from 'typeorm';
@@ -16,6 +17,7 @@ export function bookConsumers(events: ServiceEvents, inventory: Inventory): Prom
     events.consume({ topic: TOPICS.orderCreated, apply: (event, manager) => inventory.orderCreated(manager, event) }),
     events.consume({ topic: TOPICS.orderCancelled, apply: (event, manager) => inventory.orderCancelled(manager, event) }),
     events.consume({ topic: TOPICS.paymentRefundSucceeded, apply: (event, manager) => inventory.refundSucceeded(manager, event) }),
+    events.consume({ topic: TOPICS.paymentFailed, apply: (event, manager) => inventory.paymentFailed(manager, event) }),
   ];
 }
 

@@ -1,11 +1,14 @@
 /** REST routes of the book service (CONTRACT §4): parse, authorize, call the service, answer. */
 import { Router, type Express, type Response } from 'express';
 import { methodNotAllowed } from '../../rest-compat/app';
-import { authenticate, principalOf, requireRole, type TokenVerifier } from '../../platform/auth';
+import { publicRead } from '../../rest-compat/json-answers';
+import { authenticate, principalOf, requireInternalKey, requireRole, type TokenVerifier } from '../../platform/auth';
+import { StockCommitRequest, StockHoldRequest, StockReleaseRequest } from '../../platform/contracts/stock';
 import { validationFailed } from '../../platform/errors';
-import { isUuid, parseUuid } from '../../platform/validation';
+import { isUuid, parseUuid, validateBody } from '../../platform/validation';
 import { COVER_CACHE_CONTROL } from './covers';
 import { parseAuthorRequest, parseBookRequest, parseCategoryRequest, parsePublisherRequest, parseListQuery, parseSearchQuery } from './dto';
+import type { Inventory } from './inventory';
 import type { ReferenceApi } from './references';
 import type { BookService, Catalogue } from './service';
 import { parseCoverUpload } from './upload';
@@ -27,7 +30,7 @@ function sendPage(res: Response, page: { books: unknown[]; total: number }): voi
   res.json(page.books);
 }
 
-/** Reading is public; writing needs an ADMIN token (401 without one, 403 for a USER). */
+/** Reading is public (and cacheable: rest-compat/json-answers.ts); writing needs an ADMIN token (401 without one, 403 for a USER). */
 const adminOnly = (verifier: TokenVerifier) => [authenticate(verifier), requireRole('ADMIN')];
 
 function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
@@ -36,7 +39,7 @@ function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
 
   router
     .route('/')
-    .get(async (req, res) => {
+    .get(publicRead, async (req, res) => {
       sendPage(res, await service.listBooks(parseListQuery(req.query)));
     })
     .all(methodNotAllowed);
@@ -44,7 +47,7 @@ function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
   // Before `/:id`, which would take "search" for a book id.
   router
     .route('/search')
-    .get(async (req, res) => {
+    .get(publicRead, async (req, res) => {
       sendPage(res, await service.searchBooks(parseSearchQuery(req.query)));
     })
     .all(methodNotAllowed);
@@ -77,7 +80,7 @@ function bookRoutes(service: BookService, verifier: TokenVerifier): Router {
 
   router
     .route('/:id')
-    .get(async (req, res) => {
+    .get(publicRead, async (req, res) => {
       res.json(await service.getBook(parseUuid(req.params.id, 'id')));
     })
     .delete(...admin, async (req, res) => {
@@ -115,7 +118,7 @@ function referenceRoutes<Req, Res>(catalogue: ReferenceApi<Req, Res>, parse: (bo
   const admin = adminOnly(verifier);
   router
     .route('/')
-    .get(async (_req, res) => {
+    .get(publicRead, async (_req, res) => {
       res.json(await catalogue.list());
     })
     .all(methodNotAllowed);
@@ -136,7 +139,7 @@ function referenceRoutes<Req, Res>(catalogue: ReferenceApi<Req, Res>, parse: (bo
     .all(methodNotAllowed);
   router
     .route('/:id')
-    .get(async (req, res) => {
+    .get(publicRead, async (req, res) => {
       res.json(await catalogue.get(parseUuid(req.params.id, 'id')));
     })
     .delete(...admin, async (req, res) => {
@@ -154,5 +157,33 @@ export function catalogueRoutes(catalogue: Catalogue, verifier: TokenVerifier): 
   router.use('/authors', referenceRoutes(catalogue.authors, parseAuthorRequest, verifier));
   router.use('/categories', referenceRoutes(catalogue.categories, parseCategoryRequest, verifier));
   router.use('/publishers', referenceRoutes(catalogue.publishers, parsePublisherRequest, verifier));
+  return router;
+}
+
+/**
+ * `/api/books/internal`: the stock holds and takes other services ask for (platform/contracts/stock.ts),
+ * with the internal key only; the gateway does not route them (404 from outside).
+ */
+export function stockRoutes(inventory: Inventory, internalApiKey: string): Router {
+  const router = Router();
+  router.use(requireInternalKey(internalApiKey));
+  router
+    .route('/holds')
+    .post(async (req, res) => {
+      res.json(await inventory.hold(await validateBody(StockHoldRequest, req.body)));
+    })
+    .all(methodNotAllowed);
+  router
+    .route('/holds/release')
+    .post(async (req, res) => {
+      res.json({ released: await inventory.release(await validateBody(StockReleaseRequest, req.body)) });
+    })
+    .all(methodNotAllowed);
+  router
+    .route('/stock/commit')
+    .post(async (req, res) => {
+      res.json(await inventory.commit(await validateBody(StockCommitRequest, req.body)));
+    })
+    .all(methodNotAllowed);
   return router;
 }

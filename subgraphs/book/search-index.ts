@@ -12,7 +12,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
-import { editsOf, highlight, queryWords, TYPO_MIN_LENGTH, words, type QueryWord } from './search-text';
+import { editsOf, highlight, INNODB_MIN_TOKEN_SIZE, innodbWord, queryWords, TYPO_MIN_LENGTH, words, type QueryWord } from './search-text';
 
 /** Ids per statement, well under SQLite's and MySQL's placeholder limits with five values a row. */
 const CHUNK = 200;
@@ -39,9 +39,10 @@ export interface SearchPage {
   query: QueryWord[];
 }
 
-/** The engine-specific half: one ranked, paged query over the documents. */
+/** The engine-specific half: one ranked, paged query over the documents, and the text of a document's column. */
 interface Engine {
   find(manager: EntityManager, query: QueryWord[], limit: number, offset: number): Promise<{ ids: string[]; total: number }>;
+  column: (words: string[]) => string;
 }
 
 const placeholders = (count: number, one = '?') => Array.from({ length: count }, () => one).join(', ');
@@ -59,6 +60,7 @@ const fts5: Engine = {
     );
     return { ids: rows.map((row) => row.bookId), total: Number(total) };
   },
+  column: (words) => words.join(' '),
 };
 
 /**
@@ -81,6 +83,8 @@ const innodb: Engine = {
     );
     return { ids: rows.map((row) => row.bookId), total: Number(total) };
   },
+  // Short words padded, so that InnoDB indexes them (search-text.ts INNODB_MIN_TOKEN_SIZE).
+  column: (words) => words.map(innodbWord).join(' '),
 };
 
 export class SearchIndex {
@@ -154,12 +158,13 @@ export class SearchIndex {
     for (let start = 0; start < bookIds.length; start += CHUNK) {
       const chunk = bookIds.slice(start, start + CHUNK);
       await manager.query(`DELETE FROM book_search WHERE book_id IN (${placeholders(chunk.length)})`, chunk);
+      const column = this.engine.column;
       const documents = (await this.texts(manager, chunk)).map((text) => [
         text.id,
-        words(text.title).join(' '),
-        words(text.authors.join(' ')).join(' '),
-        words(text.description).join(' '),
-        [...words(text.category), ...words(text.publisher), text.isbn.toLowerCase(), text.isbn13].join(' '),
+        column(words(text.title)),
+        column(words(text.authors.join(' '))),
+        column(words(text.description)),
+        column([...words(text.category), ...words(text.publisher), text.isbn.toLowerCase(), text.isbn13]),
       ]);
       if (documents.length === 0) continue;
       await manager.query(`INSERT INTO book_search (book_id, title, authors, description, extra) VALUES ${placeholders(documents.length, '(?, ?, ?, ?, ?)')}`, documents.flat());
@@ -176,6 +181,21 @@ export class SearchIndex {
   /** Removes a deleted book's document, in the caller's transaction. */
   async remove(manager: EntityManager, bookId: string): Promise<void> {
     await manager.query('DELETE FROM book_search WHERE book_id = ?', [bookId]);
+  }
+
+  /**
+   * On MariaDB/MySQL, refuses to go on when the server indexes no word under more letters than the
+   * documents are padded to (search-text.ts INNODB_MIN_TOKEN_SIZE): three-letter words would not be
+   * found there, where SQLite finds them. Run once at start.
+   */
+  async checkServer(): Promise<void> {
+    if (this.db.kind !== 'mysql') return;
+    const [{ size }] = await this.db.manager.query<{ size: number | string }[]>('SELECT @@GLOBAL.innodb_ft_min_token_size AS size');
+    if (Number(size) > INNODB_MIN_TOKEN_SIZE) {
+      throw new Error(
+        `The database server's innodb_ft_min_token_size is ${size}: the book search needs it at ${INNODB_MIN_TOKEN_SIZE} or less (the default), or words of ${INNODB_MIN_TOKEN_SIZE} letters cannot be found. Set it in the server's configuration and restart it.`,
+      );
+    }
   }
 
   /**

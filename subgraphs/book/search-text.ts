@@ -21,6 +21,21 @@ export function words(text: string | null | undefined): string[] {
   return (fold(text).match(WORD) ?? []).filter((word) => word.length <= MAX_WORD);
 }
 
+/**
+ * InnoDB indexes no word shorter than `innodb_ft_min_token_size` (3 unless the server says
+ * otherwise; the book service does not start where it is more). So that a word of one or two
+ * letters ("of", "it") is found on MariaDB as on SQLite, MariaDB's documents hold it followed by
+ * `_` up to that length ("of_"): InnoDB takes `_` as part of a word and ours never contain one
+ * (WORD), so the padded word is indexed, found by its prefix like any other word, and matches
+ * nothing it should not.
+ */
+export const INNODB_MIN_TOKEN_SIZE = 3;
+
+/** A document's word as InnoDB is given it (see INNODB_MIN_TOKEN_SIZE). */
+export function innodbWord(word: string): string {
+  return word.length < INNODB_MIN_TOKEN_SIZE ? word.padEnd(INNODB_MIN_TOKEN_SIZE, '_') : word;
+}
+
 /** A query word matches indexed words it begins ("hobb" finds "hobbit"), or exactly one of `corrections`. */
 export interface QueryWord {
   prefix: string;

@@ -65,6 +65,26 @@ describe('GET /api/books/search', () => {
     expect(await ids(`${a} ${tag()}`)).toEqual([]);
   });
 
+  it('finds "The Picture of Dorian Gray" by every word of its title, "of" included, on either database', async () => {
+    const t = tag();
+    const book = await createBook({ title: `The Picture of Dorian Gray ${t}`, description: 'A portrait ages; its sitter does not.' });
+    const other = await createBook({ title: `Dorian Days ${t}`, description: 'Nothing of the sort.' });
+    expect(await ids(`The Picture of Dorian Gray ${t}`)).toEqual([book.id]);
+    expect((await ids(`of ${t}`)).sort()).toEqual([book.id, other.id].sort());
+    expect(await ids(`picture OF ${t}`)).toEqual([book.id]);
+    // A word of two letters is a prefix like any other: "do" begins "Dorian".
+    expect((await ids(`do ${t}`)).sort()).toEqual([book.id, other.id].sort());
+    expect(await ids(`gr ${t}`)).toEqual([book.id]);
+    const res = await search(`The Picture of Dorian Gray ${t}`);
+    expect(res.body[0].highlights.title).toBe(`<mark>The</mark> <mark>Picture</mark> <mark>of</mark> <mark>Dorian</mark> <mark>Gray</mark> <mark>${t}</mark>`);
+  });
+
+  it('finds a title of one two-letter word by that word', async () => {
+    const t = tag();
+    const book = await createBook({ title: 'It', description: `A clown in ${t}.` });
+    expect(await ids(`it ${t}`)).toEqual([book.id]);
+  });
+
   it('finds a book despite one typo in a word of five letters or more, not in a shorter word', async () => {
     const t = tag();
     const book = await createBook({ title: `Dracula and Emma ${t}` });

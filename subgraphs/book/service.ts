@@ -21,6 +21,7 @@ import { normalizeIsbn, toIsbn13 } from './isbn';
 import { isLanguageCode } from './languages';
 import type { AuthorCatalogue, CategoryCatalogue, PublisherCatalogue } from './references';
 import type { SearchIndex } from './search-index';
+import type { Inventory } from './inventory';
 
 /** The book service with the authors, categories and publishers it points at: what routes and resolvers are given. */
 export interface Catalogue {
@@ -86,14 +87,17 @@ export class BookService {
     private readonly logger: Logger,
     private readonly search: SearchIndex,
     private readonly stockLowThreshold: number,
+    private readonly inventory: Pick<Inventory, 'held' | 'checkStockChange'>,
   ) {}
 
-  /** Books as answered: their author ids in order and the cover's URL. */
+  /** Books as answered: their author ids in order, the cover's URL, the copies held and available. */
   private async responses(books: Book[], manager: EntityManager = this.db.manager): Promise<BookResponseDto[]> {
+    const tracked = books.filter((book) => book.stock !== null).map((book) => book.id);
     const links = await chunked(
       books.map((book) => book.id),
       (ids) => manager.find(BookAuthor, { where: { bookId: In(ids) }, order: { position: 'ASC' } }),
     );
+    const held = await this.inventory.held(manager, tracked.length > 500 ? 'all' : tracked);
     const authorIds = new Map<string, string[]>();
     for (const link of links) authorIds.set(link.bookId, [...(authorIds.get(link.bookId) ?? []), link.authorId]);
     return books.map((book) => ({
@@ -109,6 +113,8 @@ export class BookService {
       categoryId: book.categoryId,
       authorIds: authorIds.get(book.id) ?? [],
       stock: book.stock,
+      heldStock: book.stock === null ? null : (held.get(book.id) ?? 0),
+      availableStock: book.stock === null ? null : Math.max(0, book.stock - (held.get(book.id) ?? 0)),
       createdAt: contractTimestamp(book.createdAt),
       updatedAt: contractTimestamp(book.updatedAt),
     }));
@@ -233,6 +239,7 @@ export class BookService {
         const fields = bookFields(dto);
         const holder = await manager.findOne(Book, { where: { isbn13: fields.isbn13 } });
         if (holder && holder.id !== current.id) throw duplicateIsbn();
+        if (fields.stock !== undefined) await this.inventory.checkStockChange(manager, current, fields.stock);
         const changes = { ...fields, updatedAt: new Date() };
         await manager.update(Book, { id: current.id }, changes);
         await this.writeAuthors(manager, current.id, authorIds);

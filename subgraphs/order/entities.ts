@@ -31,6 +31,10 @@ export class Order {
   @Column({ name: 'refund_status', type: 'varchar', length: 16, nullable: true })
   refundStatus!: RefundStatus | null;
 
+  /** Set when the order was cancelled for a reason of ours (its copies were gone when it was paid); null otherwise. */
+  @Column({ name: 'cancellation_reason', type: 'varchar', length: 500, nullable: true })
+  cancellationReason!: string | null;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 

@@ -11,10 +11,13 @@ import { CreateOrders1732000000400 } from './migrations/1732000000400-CreateOrde
 import { RefundedPayments1732000000410 } from './migrations/1732000000410-RefundedPayments';
 import { OrderRefundStatus1732000000420 } from './migrations/1732000000420-OrderRefundStatus';
 import { Webhooks1732000000440 } from './migrations/1732000000440-Webhooks';
+import { WebhookSecretOverlaps1732000000450 } from './migrations/1732000000450-WebhookSecretOverlaps';
+import { CancellationReason1732000000460 } from './migrations/1732000000460-CancellationReason';
 import { OrderMail, OrderMailRecipients1732000000430, OrderRecipient } from './order-mail';
 import { orderLoaders, orderResolvers } from './resolvers';
 import { orderRoutes } from './routes';
 import { OrderService } from './service';
+import { httpOrderStock } from './stock';
 import { WEBHOOKS_PATH, WEBHOOK_ENTITIES, buildWebhooks } from './webhooks';
 
 export function createOrderService(deps: ServiceDeps) {
@@ -31,17 +34,21 @@ export function createOrderService(deps: ServiceDeps) {
       ...MAIL_MIGRATIONS,
       OrderMailRecipients1732000000430,
       Webhooks1732000000440,
+      WebhookSecretOverlaps1732000000450,
+      CancellationReason1732000000460,
     ],
     build: (shell) => {
       const { config, db, logger, verifier, events } = shell;
       const mailer = createMailer({ config, db, logger }, path.join(__dirname, 'mail'));
-      const orders = new OrderService(db, logger, new OrderMail(mailer.templates, config.stripe.currency));
+      const stock = httpOrderStock(() => config.urls.book, config.internalApiKey);
+      const orders = new OrderService(db, logger, stock, new OrderMail(mailer.templates, config.stripe.currency));
       const webhooks = buildWebhooks(shell);
       return {
         routes: orderRoutes(orders, verifier),
         moreRoutes: { [WEBHOOKS_PATH]: webhooks.routes },
         subgraph: { resolvers: orderResolvers(orders, webhooks.webhooks), loaders: orderLoaders(orders) },
         consumers: () => [...orderConsumers(events, orders), webhooks.consumer()],
+        registerMetrics: webhooks.registerMetrics,
         afterStart: () => {
           mailer.sender.start();
           webhooks.start();

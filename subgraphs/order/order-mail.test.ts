@@ -22,7 +22,7 @@ let buyer: Awaited<ReturnType<typeof registeredUser>>;
 beforeAll(async () => {
   const smtp = await startMailbox();
   mailbox = smtp.mailbox;
-  stack = await startStack({ services: ['order'], env: smtp.env });
+  stack = await startStack({ services: ['book', 'order'], env: smtp.env });
   admin = await adminSession(stack);
   buyer = await registeredUser(stack);
 });

@@ -1,5 +1,6 @@
 /**
- * The order e-mails: a confirmation when `payment-success` makes the order, the cancellation with its
+ * The order e-mails: a confirmation when `payment-success` makes the order (or, when its copies were
+ * gone, `order-unfilled`: why, and that the refund is on its way), the cancellation with its
  * refund when `payment-refunded` arrives, and the shipment with its tracking number when an admin
  * moves the order to SHIPPED. Each is recorded in the transaction that handles its cause, keyed by
  * the event's id (a consumed event) or the order (shipped, which happens once), so handling a cause
@@ -92,6 +93,16 @@ export class OrderMail {
     const recipient = { orderId: order.id, email: event.email, firstName: event.firstName.slice(0, 50) };
     await manager.insert(OrderRecipient, recipient);
     await this.record(manager, event.eventId, 'order-confirmation', recipient, order, await this.lines(manager, order.id));
+  }
+
+  /** A paid order whose copies were gone (CONTRACT §6): why, and that the money is on its way back. */
+  async unfilled(manager: EntityManager, event: PaymentSuccessEvent, order: Order): Promise<void> {
+    const recipient = { orderId: order.id, email: event.email, firstName: event.firstName.slice(0, 50) };
+    await manager.insert(OrderRecipient, recipient);
+    const shortage = (order.cancellationReason ?? '').replace(/^Out of stock: /, '');
+    await this.record(manager, event.eventId, 'order-unfilled', recipient, order, await this.lines(manager, order.id), {
+      shortage: `we no longer have enough copies of ${shortage}`,
+    });
   }
 
   async refunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void> {

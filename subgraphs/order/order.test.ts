@@ -12,7 +12,7 @@ const orderCreated: ConsumedMessage[] = [];
 const orderCancelled: ConsumedMessage[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['order'] });
+  stack = await startStack({ services: ['book', 'order'] });
   observer = await stack.bus.subscribe({
     groupId: `observer-${randomUUID()}`,
     topics: [TOPICS.orderCreated, TOPICS.orderCancelled],
@@ -56,6 +56,7 @@ describe('an order from payment-success', () => {
       totalAmount: 60.07,
       status: 'CONFIRMED',
       refundStatus: null,
+      cancellationReason: null,
       items: event.items,
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),
       updatedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}$/),

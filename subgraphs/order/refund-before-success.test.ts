@@ -18,7 +18,7 @@ let observer: Subscription;
 const orderCreated: ConsumedMessage[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['order'] });
+  stack = await startStack({ services: ['book', 'order'] });
   observer = await stack.bus.subscribe({
     groupId: `observer-${randomUUID()}`,
     topics: [TOPICS.orderCreated],

@@ -20,6 +20,7 @@ import { assertRole, isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound } from '../../platform/errors';
 import { ORDER_STATUSES, Order, OrderItem, RefundedPayment, type OrderStatus, type RefundStatus } from './entities';
 import { publishOrderCancelled, publishOrderCreated, publishOrderStatusChanged } from './events';
+import { outOfStockReason, type OrderStock } from './stock';
 
 export interface OrderItemResponse {
   bookId: string;
@@ -36,6 +37,8 @@ export interface OrderResponse {
   status: OrderStatus;
   /** Null when no refund is involved. */
   refundStatus: RefundStatus | null;
+  /** Why we cancelled it, when it was not the customer or an admin (out of stock); else null. */
+  cancellationReason: string | null;
   items: OrderItemResponse[];
   createdAt: string;
   updatedAt: string;
@@ -75,6 +78,7 @@ function toResponse(order: Order, items: OrderItem[]): OrderResponse {
     totalAmount: fromCents(order.totalCents),
     status: order.status,
     refundStatus: order.refundStatus,
+    cancellationReason: order.cancellationReason,
     items: items
       .sort((a, b) => a.position - b.position)
       .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
@@ -86,6 +90,7 @@ function toResponse(order: Order, items: OrderItem[]): OrderResponse {
 /** The e-mails that go with an order's changes (order-mail.ts), recorded in the same transactions. */
 export interface OrderMailEffects {
   confirmed(manager: EntityManager, event: PaymentSuccessEvent, order: Order): Promise<void>;
+  unfilled(manager: EntityManager, event: PaymentSuccessEvent, order: Order): Promise<void>;
   refunded(manager: EntityManager, event: PaymentRefundedEvent): Promise<void>;
   shipped(manager: EntityManager, order: Order, trackingNumber: string | null): Promise<void>;
   refundSucceeded(manager: EntityManager, event: PaymentRefundSucceededEvent): Promise<void>;
@@ -95,6 +100,7 @@ export class OrderService {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    private readonly stock: OrderStock,
     private readonly mail?: OrderMailEffects,
   ) {}
 
@@ -236,14 +242,22 @@ export class OrderService {
       return;
     }
     if (await manager.findOne(Order, { where: { paymentId } })) return;
+    // Asked inside the transaction, after the refund's row is locked: a refund committing meanwhile
+    // waits and then finds this order, so no copies are taken for a payment that makes no order.
+    const stock = await this.stock.commit({
+      paymentId,
+      userId: event.userId,
+      items: event.items.map((item) => ({ bookId: item.bookId, quantity: item.quantity })),
+    });
     const now = new Date();
     const order = Object.assign(new Order(), {
       id: randomUUID(),
       paymentId,
       userId: event.userId.toLowerCase(),
       totalCents: toCents(event.amount),
-      status: 'CONFIRMED' as const,
-      refundStatus: null,
+      status: stock.filled ? ('CONFIRMED' as const) : ('CANCELLED' as const),
+      refundStatus: stock.filled ? null : ('PENDING' as const),
+      cancellationReason: stock.filled ? null : outOfStockReason(stock.shortages),
       createdAt: now,
       updatedAt: now,
     });
@@ -260,8 +274,16 @@ export class OrderService {
       })),
     );
     await publishOrderCreated(manager, order, event.items, event.amount);
-    await this.mail?.confirmed(manager, event, order);
-    this.logger.info({ orderId: order.id, paymentId }, 'order created');
+    if (stock.filled) {
+      await this.mail?.confirmed(manager, event, order);
+      this.logger.info({ orderId: order.id, paymentId }, 'order created');
+      return;
+    }
+    // Paid, but its copies were gone: cancelled as it is made, which refunds it in full (the
+    // payment service, on order-cancelled) and tells the customer why at once.
+    await publishOrderCancelled(manager, order, event.items);
+    await this.mail?.unfilled(manager, event, order);
+    this.logger.warn({ orderId: order.id, paymentId, shortages: stock.shortages }, 'order paid for copies that are gone: cancelled and refunded in full');
   }
 
   /**
@@ -290,10 +312,21 @@ export class OrderService {
 
   /**
    * `payment-refund-failed`: the refund waits for an admin. Never over REFUNDED: the two topics are
-   * not ordered, and a refund that succeeded (after a retry) is the last word.
+   * not ordered, and a refund that succeeded (after a retry) is the last word. But a reversal that
+   * took the payment out of REFUNDED (`full`) is later than the refund it reverses: the order's
+   * refund is FAILED again, whatever its refundStatus.
    */
   async markRefundFailed(manager: EntityManager, event: PaymentRefundFailedEvent): Promise<void> {
-    await manager.update(Order, { id: event.orderId.toLowerCase(), refundStatus: Not('REFUNDED') }, { refundStatus: 'FAILED', updatedAt: new Date() });
-    this.logger.warn({ orderId: event.orderId, paymentId: event.paymentId, reason: event.reason }, 'the refund of a cancelled order failed; it waits for an admin');
+    const paymentId = event.paymentId.toLowerCase();
+    if (event.refundId !== undefined) {
+      if (event.full) await manager.update(Order, { paymentId }, { refundStatus: 'FAILED', updatedAt: new Date() });
+      this.logger.warn(
+        { orderId: event.orderId, paymentId, refundId: event.refundId, full: event.full },
+        'a refund that had succeeded failed at the provider; it waits for an admin',
+      );
+      return;
+    }
+    await manager.update(Order, { id: (event.orderId ?? '').toLowerCase(), refundStatus: Not('REFUNDED') }, { refundStatus: 'FAILED', updatedAt: new Date() });
+    this.logger.warn({ orderId: event.orderId, paymentId, reason: event.reason }, 'the refund of a cancelled order failed; it waits for an admin');
   }
 }

@@ -129,4 +129,8 @@ export interface PaymentResponse {
   /** What came back to the buyer: the whole amount once REFUNDED, else the refunds that succeeded. */
   refundedAmount: number;
   refunds: RefundResponse[];
+  /** Why a FAILED payment failed: the provider's code (`card_declined`, ...), or `checkout_expired` when its stock hold ran out unpaid; else null. */
+  failureReason: string | null;
+  /** Until when the copies of the cart's tracked books are held for it, while PAYMENT_PENDING; else null (CONTRACT §4). */
+  holdExpiresAt: string | null;
 }

@@ -68,6 +68,24 @@ export class Payment {
   @Column({ name: 'trace_parent', type: 'varchar', length: 64, nullable: true })
   traceParent!: string | null;
 
+  /**
+   * The stock hold of the checkout (service.ts, CONTRACT §4): its id at the book service, how many
+   * holds the checkout has had (a hold that expired unpaid is placed anew, with a new
+   * PaymentIntent), and when the current one ends; null when nothing of the cart is held.
+   */
+  @Column({ name: 'hold_id', type: 'varchar', length: 36, nullable: true })
+  holdId!: string | null;
+
+  @Column({ name: 'hold_no', type: 'int', default: 0 })
+  holdNo!: number;
+
+  @TimestampColumn('hold_expires_at', { nullable: true })
+  holdExpiresAt!: Date | null;
+
+  /** `payment-created` was published (with the first intent attached, whichever hold that was). */
+  @Column({ name: 'created_published', type: 'boolean', default: false })
+  createdPublished!: boolean;
+
   @TimestampColumn('created_at')
   createdAt!: Date;
 

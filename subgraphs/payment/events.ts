@@ -48,7 +48,14 @@ export function publishPaymentSuccess(manager: EntityManager, payment: Payment, 
 }
 
 export function publishPaymentFailed(manager: EntityManager, payment: Payment, reason: string, occurredAt: Date): Promise<void> {
-  return enqueueEvent(manager, TOPICS.paymentFailed, payment.id, { ...checkoutPaymentFields(payment), transactionId: payment.paymentIntentId ?? '', reason }, occurredAt);
+  const holdId = payment.holdId === null ? {} : { holdId: payment.holdId };
+  return enqueueEvent(
+    manager,
+    TOPICS.paymentFailed,
+    payment.id,
+    { ...checkoutPaymentFields(payment), transactionId: payment.paymentIntentId ?? '', reason, ...holdId },
+    occurredAt,
+  );
 }
 
 export function publishPaymentRefunded(manager: EntityManager, payment: Payment, occurredAt: Date): Promise<void> {
@@ -62,7 +69,7 @@ export function publishRefundSucceeded(
   payment: Payment,
   refund: Refund,
   items: { bookId: string; bookTitle: string; quantity: number; unitPriceCents: number }[],
-  totals: { refundedCents: number; full: boolean; restock: boolean },
+  totals: { refundedCents: number; full: boolean; restock: boolean; attempt: number },
   occurredAt: Date,
 ): Promise<void> {
   return enqueueEvent(
@@ -72,7 +79,7 @@ export function publishRefundSucceeded(
     {
       refundId: refund.id,
       paymentId: payment.id,
-      orderId: refund.orderId ?? payment.orderId ?? '',
+      orderId: refund.orderId ?? payment.orderId,
       userId: payment.userId,
       amount: fromCents(refund.amountCents),
       refundedAmount: fromCents(totals.refundedCents),
@@ -82,6 +89,7 @@ export function publishRefundSucceeded(
       items: items.map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
       restock: totals.restock,
       full: totals.full,
+      attempt: totals.attempt,
     },
     occurredAt,
   );
@@ -90,6 +98,38 @@ export function publishRefundSucceeded(
 /** A refund of the order was refused for good and waits for an admin (`reason`: the provider's code). */
 export function publishRefundFailed(manager: EntityManager, payment: Payment, orderId: string, reason: string): Promise<void> {
   return enqueueEvent(manager, TOPICS.paymentRefundFailed, payment.id, { paymentId: payment.id, orderId, userId: payment.userId, reason });
+}
+
+/**
+ * A refund that had succeeded failed at the provider after all (CONTRACT §11): `payment-refund-failed`
+ * with what undoes its `payment-refund-succeeded` (the same `refundId` and `attempt`, the amount
+ * reversed, and `full` when the payment is no longer REFUNDED).
+ */
+export function publishRefundReversed(
+  manager: EntityManager,
+  payment: Payment,
+  refund: Refund,
+  totals: { refundedCents: number; wasFull: boolean; attempt: number },
+  occurredAt: Date,
+): Promise<void> {
+  return enqueueEvent(
+    manager,
+    TOPICS.paymentRefundFailed,
+    payment.id,
+    {
+      paymentId: payment.id,
+      orderId: refund.orderId ?? payment.orderId,
+      userId: payment.userId,
+      reason: 'refund_reversed',
+      refundId: refund.id,
+      attempt: totals.attempt,
+      reversedAmount: fromCents(refund.amountCents),
+      refundedAmount: fromCents(totals.refundedCents),
+      paymentAmount: fromCents(payment.amountCents),
+      full: totals.wasFull,
+    },
+    occurredAt,
+  );
 }
 
 /** `order-created` tells the payment which order it produced; `order-cancelled` refunds it. */

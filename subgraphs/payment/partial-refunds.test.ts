@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { ConsumedMessage, Subscription } from '../../platform/events/bus';
 import { TOPICS } from '../../platform/events/topics';
-import { checkout, createBook, paymentWhen, type CatalogueBook } from '../../test/commerce';
+import { checkout, createBook, observe, paymentWhen, type CatalogueBook } from '../../test/commerce';
 import { graphql } from '../../test/graphql';
 import { adminSession, registeredUser, startStack, waitFor, type Stack } from '../../test/harness';
 
@@ -22,11 +22,7 @@ beforeAll(async () => {
   buyer = await registeredUser(stack);
   emma = await createBook(stack, admin.bearer, 'Emma', 14.5);
   dune = await createBook(stack, admin.bearer, 'Dune', 9.99);
-  observer = await stack.bus.subscribe({
-    groupId: `observer-${randomUUID()}`,
-    topics: [TOPICS.paymentRefundSucceeded, TOPICS.paymentRefunded],
-    handle: async (m) => void events.push(m),
-  });
+  observer = await observe(stack, [TOPICS.paymentRefundSucceeded, TOPICS.paymentRefunded], events);
 }, 60_000);
 afterAll(async () => {
   await observer?.stop();

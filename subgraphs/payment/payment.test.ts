@@ -59,6 +59,8 @@ describe('the purchase flow', () => {
       ],
       refundedAmount: 0,
       refunds: [],
+      failureReason: null,
+      holdExpiresAt: null,
     });
     const intent = sim()
       .intents()

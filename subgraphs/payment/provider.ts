@@ -16,6 +16,12 @@ export interface CreatedIntent {
 export interface PaymentProvider {
   createIntent(request: { amountCents: number; currency: string; metadata: Record<string, string>; idempotencyKey: string }): Promise<CreatedIntent>;
   /**
+   * Cancels a PaymentIntent so that it can no longer be paid (an abandoned checkout, CONTRACT §4);
+   * resolves with the status it is left in: `canceled`, or the status that made it too late
+   * (`succeeded`, `processing`: the money is coming). A passing failure is a 502 AppError.
+   */
+  cancelIntent(paymentIntentId: string): Promise<Stripe.PaymentIntent.Status>;
+  /**
    * Refunds `amountCents` of a PaymentIntent; resolves with the provider's refund, or with
    * `undefined` when the provider says the charge was already refunded in full. A refusal for good
    * (more than is left among them) is a `RefundRefused`; a passing failure (5xx, network, rate
@@ -39,6 +45,8 @@ export interface ProviderRefund {
   id: string;
   /** True when the provider says the money is back (Stripe's `succeeded`); else the webhook settles it. */
   succeeded: boolean;
+  /** True when the provider says the refund failed (`failed`, `canceled`): it holds nothing. */
+  failed: boolean;
 }
 
 /**
@@ -151,10 +159,23 @@ export function stripeProvider(settings: Config['stripe']): PaymentProvider {
         throw providerFailed(error);
       }
     },
+    async cancelIntent(paymentIntentId) {
+      try {
+        return (await stripe.paymentIntents.cancel(paymentIntentId, { cancellation_reason: 'abandoned' })).status;
+      } catch (error) {
+        // Canceled already, or past the point of cancelling: its status says which.
+        if ((error as { code?: unknown }).code !== 'payment_intent_unexpected_state') throw providerFailed(error);
+      }
+      try {
+        return (await stripe.paymentIntents.retrieve(paymentIntentId)).status;
+      } catch (error) {
+        throw providerFailed(error);
+      }
+    },
     async refund({ paymentIntentId, amountCents, reason, metadata, idempotencyKey }) {
       try {
         const refund = await awaitingKeyInFlight(() => stripe.refunds.create({ payment_intent: paymentIntentId, amount: amountCents, reason, metadata }, { idempotencyKey }));
-        return { id: refund.id, succeeded: refund.status === 'succeeded' };
+        return { id: refund.id, succeeded: refund.status === 'succeeded', failed: refund.status === 'failed' || refund.status === 'canceled' };
       } catch (error) {
         if ((error as { code?: unknown }).code === 'charge_already_refunded') return undefined;
         throw isPassingFailure(error) ? providerFailed(error) : refusal(error);

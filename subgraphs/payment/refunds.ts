@@ -10,7 +10,9 @@
  * retry asks again without refunding twice, and answers 502. A refusal for good parks the refund
  * FAILED with its reason (a cancel's also publishes `payment-refund-failed`, so the order shows
  * it); an admin retries it with a new key. A refund the provider takes as pending succeeds when its
- * `refund.updated` or `charge.refunded` webhook arrives (webhook.ts).
+ * `refund.updated` webhook says so, or its entry in a `charge.refunded`'s refunds (webhook.ts);
+ * never because the charge is refunded in full, which counts pending refunds. The attempt (the
+ * refusals so far) rides in the refund's metadata, so a word about an earlier attempt is stale.
  */
 import { randomUUID } from 'node:crypto';
 import { In, IsNull, type EntityManager } from 'typeorm';
@@ -24,7 +26,7 @@ import type { CreateRefundRequest, RefundReason } from './dto';
 import { Payment, Refund, type RefundItem, type RefundStatus } from './entities';
 import { publishRefundFailed } from './events';
 import { RefundRefused, type PaymentProvider, type ProviderRefundReason } from './provider';
-import { centsLeft, copiesLeft, exceedsLeft, lockPayment, reserveRefund, settleRefund, type LockedPayment } from './refund-ledger';
+import { centsLeft, copiesLeft, exceedsLeft, failRefund, lockPayment, reserveRefund, settleRefund, type LockedPayment } from './refund-ledger';
 
 /** The error-level line an operator alerts on: a refund refused for good waits for an admin. */
 export const REFUND_PARKED_ALERT = 'refund refused by the provider; parked FAILED until an admin retries it';
@@ -142,15 +144,32 @@ export class Refunds {
   }
 
   /**
-   * An ADMIN's refund still being asked of the provider holds money the provider may refuse, and a
-   * cancel refunds only what is left: each is asked again under its own key first (the provider
-   * answers a key once, so this refunds nothing twice; one whose request died with its process is
-   * completed this way), so that what it does not get goes to the cancel. A passing failure rejects,
-   * and the cancel is redelivered.
+   * An ADMIN's refund still being asked of the provider, or whose answer was lost (parked FAILED
+   * `provider_unavailable`, maybe made there), holds money the provider may refuse, and a cancel
+   * refunds only what is left: each is asked again under its own key first (the provider answers a
+   * key once, so this refunds nothing twice; one whose request died with its process is completed
+   * this way), so that what it does not get goes to the cancel. A passing failure rejects, and the
+   * cancel is redelivered.
    */
   private async settleInFlight(payment: Payment): Promise<void> {
-    const inFlight = await this.db.manager.find(Refund, { where: { paymentId: payment.id, status: 'PENDING', providerRefundId: IsNull(), origin: IsNull() } });
-    for (const refund of inFlight) await this.request(refund, payment);
+    const unanswered = await this.db.manager.find(Refund, {
+      where: [
+        { paymentId: payment.id, status: 'PENDING', providerRefundId: IsNull(), origin: IsNull() },
+        { paymentId: payment.id, status: 'FAILED', failureCode: 'provider_unavailable', origin: IsNull() },
+      ],
+    });
+    for (const refund of unanswered) await this.request(await this.reopen(refund), payment);
+  }
+
+  /** A refund whose answer was lost, PENDING again (same key: its refusals unchanged) to be asked again; any other as it is. */
+  private async reopen(refund: Refund): Promise<Refund> {
+    if (refund.status !== 'FAILED') return refund;
+    const result = await this.db.manager.update(
+      Refund,
+      { id: refund.id, refusals: refund.refusals, status: 'FAILED', failureCode: 'provider_unavailable' },
+      { status: 'PENDING', updatedAt: new Date() },
+    );
+    return result.affected === 1 ? Object.assign(refund, { status: 'PENDING' as const }) : refund;
   }
 
   /**
@@ -187,7 +206,8 @@ export class Refunds {
         paymentIntentId: payment.paymentIntentId ?? '',
         amountCents: refund.amountCents,
         reason: PROVIDER_REASONS[refund.reason],
-        metadata: { refundId: id, orderId: refund.orderId ?? payment.orderId ?? '', paymentId: payment.id },
+        // What the refund's row holds, never what the payment learnt since: asked again under its key, the request must be the same.
+        metadata: { refundId: id, attempt: String(refusals), orderId: refund.orderId ?? '', paymentId: payment.id },
         idempotencyKey: idempotencyKeyOf(refund),
       });
     } catch (error) {
@@ -203,7 +223,8 @@ export class Refunds {
     // A charge already refunded in full gave the cancel's money back; an ADMIN's refund then has nothing to take.
     if (answer === undefined && refund.origin === null)
       return this.park(refund, new RefundRefused('charge_already_refunded', 'The charge was already refunded in full', { cause: undefined }));
-    if (answer === undefined || answer.succeeded) await this.db.transaction((manager) => settleRefund(this.db, manager, id, new Date(), answer?.id));
+    if (answer === undefined || answer.succeeded) await this.db.transaction((manager) => settleRefund(this.db, manager, id, new Date(), answer?.id, refusals));
+    else if (answer.failed) await this.db.transaction((manager) => failRefund(this.db, manager, id, refusals, new Date()));
     else await this.db.manager.update(Refund, { id, refusals, status: 'PENDING' }, { providerRefundId: answer.id, failureCode: null, failureReason: null, updatedAt: new Date() });
     this.logger.info({ orderId: refund.orderId, paymentId: payment.id, refundId: id, providerRefundId: answer?.id }, 'refund requested');
     return this.db.manager.findOneOrFail(Refund, { where: { id } });

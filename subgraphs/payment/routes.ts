@@ -8,6 +8,7 @@ import { REFUND_STATUSES } from './entities';
 import type { Refunds } from './refunds';
 import type { PaymentService } from './service';
 import type { WebhookHandler } from './webhook';
+import type { PaymentWatch } from './live';
 
 /** The webhook needs the exact bytes Stripe signed, so it is mounted before JSON parsing. */
 export function mountWebhook(app: Express, webhooks: WebhookHandler): void {
@@ -22,7 +23,7 @@ export function mountWebhook(app: Express, webhooks: WebhookHandler): void {
     .all(methodNotAllowed);
 }
 
-export function paymentRoutes(service: PaymentService, refunds: Refunds, verifier: TokenVerifier): Router {
+export function paymentRoutes(service: PaymentService, refunds: Refunds, verifier: TokenVerifier, watch: PaymentWatch): Router {
   const router = Router();
   router.use(authenticate(verifier));
 
@@ -74,6 +75,15 @@ export function paymentRoutes(service: PaymentService, refunds: Refunds, verifie
       const id = parseUuid(req.params.paymentId, 'paymentId');
       await service.syncOrder(principalOf(req), id);
       res.type('text/plain').send(`payment-success re-published for paymentId=${id}`);
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/:paymentId/events')
+    .get(async (req, res) => {
+      const principal = principalOf(req);
+      const id = parseUuid(req.params.paymentId, 'paymentId');
+      await watch.stream(req, res, principal, id, () => service.getPayment(principal, id));
     })
     .all(methodNotAllowed);
 

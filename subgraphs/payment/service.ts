@@ -1,8 +1,9 @@
 /**
- * Checkouts and payments: idempotent checkout by checkoutId (one payment and one PaymentIntent,
- * however many times or however concurrently it is sent), owner-only reads, and sync-order.
+ * Checkouts and payments: idempotent checkout by checkoutId (one payment, one stock hold and one
+ * PaymentIntent, however many times or however concurrently it is sent; a new hold and intent once
+ * the hold ended unpaid, holds.ts), owner-only reads, and sync-order.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { In, IsNull, Not } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { isUniqueViolation } from '../../platform/database';
@@ -10,12 +11,14 @@ import type { Logger } from '../../platform/logger';
 import { centsText, fromCents } from '../../platform/money';
 import { isSelfOrAdmin, type Principal } from '../../platform/auth';
 import { AppError, conflict, contractTimestamp, forbidden, notFound, validationFailed } from '../../platform/errors';
+import { nameBasedUuid } from '../../platform/ids';
 import { currentTraceparent } from '../../platform/telemetry/spans';
 import type { CheckoutDirectory } from './clients';
+import { holdIdOf, type CheckoutHolds } from './holds';
 import type { CreateCheckoutRequest, PaymentResponse } from './dto';
 import { Payment, PaymentItem, type Refund } from './entities';
 import { publishPaymentCreated, publishPaymentSuccess } from './events';
-import type { PaymentProvider } from './provider';
+import { providerFailed, type PaymentProvider } from './provider';
 import { refundsOf, toRefundResponse } from './refunds';
 
 /**
@@ -52,6 +55,9 @@ export function toPaymentResponse(payment: Payment, items: PaymentItem[], refund
       .map((item) => ({ bookId: item.bookId, bookTitle: item.bookTitle, quantity: item.quantity, price: fromCents(item.unitPriceCents) })),
     refundedAmount: fromCents(refundedCents(payment, refunds)),
     refunds: refunds.map(toRefundResponse),
+    failureReason: payment.status === 'FAILED' ? payment.failureReason : null,
+    // While it waits to be paid: the copies of its tracked books are held until then (CONTRACT §4).
+    holdExpiresAt: payment.status === 'PAYMENT_PENDING' && payment.holdExpiresAt ? contractTimestamp(payment.holdExpiresAt) : null,
   };
 }
 
@@ -82,6 +88,7 @@ export class PaymentService {
     private readonly directory: CheckoutDirectory,
     private readonly currency: string,
     private readonly logger: Logger,
+    private readonly holds: CheckoutHolds,
     /** `REQUIRE_VERIFIED_EMAIL`: checkout only for a token whose `email_verified` claim is true. */
     private readonly requireVerifiedEmail = false,
   ) {}
@@ -94,72 +101,101 @@ export class PaymentService {
     const items = request.items.map((item) => ({ bookId: item.bookId.toLowerCase(), quantity: item.quantity }));
     const fingerprint = cartFingerprint(items);
 
-    let payment = await this.existingCheckout(principal, checkoutId, fingerprint);
-    if (!payment) {
-      const [books, buyer] = await Promise.all([this.directory.books(items.map((item) => item.bookId)), this.directory.buyer(principal.userId)]);
-      const byId = new Map(books.map((book) => [book.id.toLowerCase(), book]));
-      const bookOf = (bookId: string) => {
-        const book = byId.get(bookId);
-        if (!book) throw notFound(`Book not found: ${bookId}`, 'BOOK_NOT_FOUND');
-        return book;
-      };
-      for (const item of items) bookOf(item.bookId);
-      // A book whose stock is tracked cannot be bought beyond it (null stock: not tracked). The
-      // book service's decrement on order-created stays the authority when two checkouts race.
-      const short = items.find((item) => {
-        const stock = bookOf(item.bookId).stock;
-        return stock !== null && item.quantity > stock;
-      });
-      if (short) {
-        const book = bookOf(short.bookId);
-        throw conflict(`Not enough stock for ${book.title}: ${book.stock} left`, 'NOT_ENOUGH_STOCK');
-      }
-
-      const now = new Date();
-      const lines = items.map((item, position) => {
-        const book = bookOf(item.bookId);
-        return Object.assign(new PaymentItem(), { position, bookId: item.bookId, bookTitle: book.title, quantity: item.quantity, unitPriceCents: book.priceCents });
-      });
-      const amountCents = lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0);
-      if (amountCents > MAX_CHECKOUT_CENTS) throw validationFailed([`items: the total must not be greater than ${centsText(MAX_CHECKOUT_CENTS)}`]);
-      const reservation = Object.assign(new Payment(), {
-        id: randomUUID(),
-        checkoutId,
-        userId: principal.userId,
-        cartFingerprint: fingerprint,
-        amountCents,
-        currency: this.currency,
-        status: 'PAYMENT_PENDING' as const,
-        paymentIntentId: null,
-        clientSecret: null,
-        orderId: null,
-        paidAt: null,
-        failureReason: null,
-        customerEmail: buyer.email,
-        customerFirstName: buyer.firstName,
-        customerPhone: buyer.phoneNumber,
-        traceParent: currentTraceparent(),
-        createdAt: now,
-        updatedAt: now,
-      });
-      try {
-        await this.db.transaction(async (manager) => {
-          await manager.insert(Payment, reservation);
-          await manager.insert(
-            PaymentItem,
-            lines.map((line) => ({ ...line, paymentId: reservation.id })),
-          );
-        });
-        payment = reservation;
-      } catch (error) {
-        if (!isUniqueViolation(error)) throw error;
-        // A concurrent request with this checkoutId won the insert: continue with its row.
-        payment = await this.existingCheckout(principal, checkoutId, fingerprint);
-        if (!payment) throw error;
-      }
+    let payment = (await this.existingCheckout(principal, checkoutId, fingerprint)) ?? (await this.reserve(principal, checkoutId, items, fingerprint));
+    // Twice at most: a hold that ran out while its intent was being made is held once more.
+    for (let attempt = 1; attempt <= 2; attempt += 1) {
+      if (this.holds.needsNewHold(payment)) payment = await this.holds.holdAgain(payment);
+      if (!payment.paymentIntentId && payment.status === 'PAYMENT_PENDING') await this.attachIntent(payment);
+      if (payment.paymentIntentId) break;
     }
-    if (!payment.paymentIntentId) await this.attachIntent(payment);
+    // Still no intent: the provider took longer than a whole hold.
+    if (!payment.paymentIntentId) throw providerFailed(new Error('the stock hold ran out twice before the PaymentIntent was made'));
+    if (payment.holdExpiresAt) this.holds.wake(payment.holdExpiresAt);
     return this.response(payment);
+  }
+
+  /**
+   * A new checkout: the book service prices the cart and holds its tracked lines in one step
+   * (CONTRACT §4: 404 unknown book, 409 too few copies or past the customer's hold cap), then the
+   * payment row reserves the checkoutId. Its id is named by the checkoutId, so concurrent identical
+   * requests ask for the same hold; the one whose insert loses continues with the winner's row.
+   */
+  private async reserve(principal: Principal, checkoutId: string, items: { bookId: string; quantity: number }[], fingerprint: string): Promise<Payment> {
+    const id = nameBasedUuid('payment', checkoutId);
+    const holdId = holdIdOf(id, 1);
+    const buyer = await this.directory.buyer(principal.userId);
+    const held = await this.directory.hold({ paymentId: id, holdId, userId: principal.userId, items });
+    const priced = new Map(held.books.map((book) => [book.id.toLowerCase(), book]));
+    const lines = items.map((item, position) => {
+      const book = priced.get(item.bookId);
+      // The book service answers every book of the cart or refuses the hold (404).
+      if (!book) throw new Error(`the stock hold did not price book ${item.bookId}`);
+      return Object.assign(new PaymentItem(), { position, bookId: item.bookId, bookTitle: book.title, quantity: item.quantity, unitPriceCents: book.priceCents });
+    });
+    const amountCents = lines.reduce((sum, line) => sum + line.unitPriceCents * line.quantity, 0);
+    if (amountCents > MAX_CHECKOUT_CENTS) {
+      await this.releaseQuietly(id, holdId);
+      throw validationFailed([`items: the total must not be greater than ${centsText(MAX_CHECKOUT_CENTS)}`]);
+    }
+    const now = new Date();
+    const reservation = Object.assign(new Payment(), {
+      id,
+      checkoutId,
+      userId: principal.userId,
+      cartFingerprint: fingerprint,
+      amountCents,
+      currency: this.currency,
+      status: 'PAYMENT_PENDING' as const,
+      paymentIntentId: null,
+      clientSecret: null,
+      orderId: null,
+      paidAt: null,
+      failureReason: null,
+      customerEmail: buyer.email,
+      customerFirstName: buyer.firstName,
+      customerPhone: buyer.phoneNumber,
+      traceParent: currentTraceparent(),
+      holdId: held.expiresAt ? holdId : null,
+      holdNo: held.expiresAt ? 1 : 0,
+      holdExpiresAt: held.expiresAt,
+      createdPublished: false,
+      createdAt: now,
+      updatedAt: now,
+    });
+    try {
+      await this.db.transaction(async (manager) => {
+        await manager.insert(Payment, reservation);
+        await manager.insert(
+          PaymentItem,
+          lines.map((line) => ({ ...line, paymentId: reservation.id })),
+        );
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) {
+        await this.releaseQuietly(id, holdId);
+        throw error;
+      }
+      // A concurrent request with this checkoutId won the insert: continue with its row.
+      const winner = await this.existingCheckout(principal, checkoutId, fingerprint).catch(async (refusal: unknown) => {
+        await this.releaseQuietly(id, holdId);
+        throw refusal;
+      });
+      if (!winner) throw error;
+      // A checkoutId taken before payments were named by it: the hold asked for here is not its.
+      if (winner.id !== id) await this.releaseQuietly(id, holdId);
+      return winner;
+    }
+    await this.holds.replaced(held.replacedPaymentIds);
+    return reservation;
+  }
+
+  /** A hold that will not be used goes back at once; if that fails, it runs out by itself. */
+  private async releaseQuietly(paymentId: string, holdId: string): Promise<void> {
+    try {
+      await this.directory.release({ paymentId, holdId });
+    } catch (error) {
+      this.logger.warn({ err: error, paymentId }, 'a stock hold could not be released; it ends when it expires');
+    }
   }
 
   /** The payment already holding this checkoutId, if it is this caller's same cart; 409 otherwise. */
@@ -172,29 +208,43 @@ export class PaymentService {
   }
 
   /**
-   * Creates the PaymentIntent (the checkoutId is Stripe's idempotency key, so concurrent or retried
-   * calls get the same intent) and attaches it; only the attaching transaction publishes payment-created.
+   * Creates the PaymentIntent and attaches it. The idempotency key is the checkoutId (with the
+   * hold's number after the first hold), so concurrent or retried calls get the same intent, and a
+   * checkout held anew gets a new one. payment-created is published once, with the first intent attached.
    */
   private async attachIntent(payment: Payment): Promise<void> {
     const intent = await this.provider.createIntent({
       amountCents: payment.amountCents,
       currency: payment.currency,
       metadata: { checkoutId: payment.checkoutId, paymentId: payment.id, userId: payment.userId },
-      idempotencyKey: `checkout-${payment.checkoutId}`,
+      idempotencyKey: payment.holdNo > 1 ? `checkout-${payment.checkoutId}-hold-${payment.holdNo}` : `checkout-${payment.checkoutId}`,
     });
     const attached = await this.db.transaction(async (manager) => {
       const result = await manager.update(
         Payment,
-        { id: payment.id, paymentIntentId: IsNull() },
+        { id: payment.id, holdNo: payment.holdNo, status: 'PAYMENT_PENDING', paymentIntentId: IsNull() },
         { paymentIntentId: intent.id, clientSecret: intent.clientSecret, updatedAt: new Date() },
       );
       if (result.affected !== 1) return false;
-      const items = await manager.find(PaymentItem, { where: { paymentId: payment.id } });
-      await publishPaymentCreated(manager, payment, items);
+      if ((await manager.update(Payment, { id: payment.id, createdPublished: false }, { createdPublished: true })).affected === 1) {
+        const items = await manager.find(PaymentItem, { where: { paymentId: payment.id } });
+        await publishPaymentCreated(manager, payment, items);
+      }
       return true;
     });
-    if (attached) this.logger.info({ paymentId: payment.id, paymentIntentId: intent.id }, 'checkout created');
-    Object.assign(payment, { paymentIntentId: intent.id, clientSecret: intent.clientSecret });
+    if (attached) {
+      this.logger.info({ paymentId: payment.id, paymentIntentId: intent.id, holdNo: payment.holdNo }, 'checkout created');
+      Object.assign(payment, { paymentIntentId: intent.id, clientSecret: intent.clientSecret });
+      return;
+    }
+    const now = await this.db.manager.findOneOrFail(Payment, { where: { id: payment.id } });
+    // Its hold ran out (or it was held anew) while the intent was made: that intent must not stay payable.
+    if (now.paymentIntentId !== intent.id) {
+      await this.provider
+        .cancelIntent(intent.id)
+        .catch((error: unknown) => this.logger.warn({ err: error, paymentId: payment.id }, 'an intent made too late could not be cancelled'));
+    }
+    Object.assign(payment, now);
   }
 
   private async response(payment: Payment): Promise<PaymentResponse> {

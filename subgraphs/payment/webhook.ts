@@ -10,13 +10,16 @@
  * |--------------------------------------------------|-----------------------------------|----------|--------------------|
  * | payment_intent.succeeded                         | PAYMENT_PENDING, FAILED           | SUCCESS  | payment-success    |
  * | payment_intent.payment_failed, .canceled         | PAYMENT_PENDING                   | FAILED   | payment-failed     |
- * | charge.refunded (full)                           | SUCCESS, PAYMENT_PENDING, FAILED  | REFUNDED | payment-refunded   |
+ * | charge.refunded (full), no refund of ours open   | SUCCESS, PAYMENT_PENDING, FAILED  | REFUNDED | payment-refunded   |
  *
- * Our refunds (refund-ledger.ts) follow their own events: `refund.created` / `refund.updated` with
- * status `succeeded`, and the refunds a `charge.refunded` lists as succeeded, make the refund they
- * name (by our `refundId` in its metadata, or the provider's id) SUCCEEDED, once; `failed` or
- * `canceled` parks a pending one FAILED for an admin. A partial `charge.refunded` changes the
- * payment no further: it stays SUCCESS until its refunds that succeeded reach its amount.
+ * Our refunds (refund-ledger.ts) follow their own status only: `refund.created` / `refund.updated`,
+ * and the refunds a `charge.refunded` lists, with status `succeeded` make the refund they name (by
+ * our `refundId` and attempt in its metadata, or the provider's id) SUCCEEDED, once; `failed` or
+ * `canceled` parks a pending one FAILED for an admin, and reverses one that had succeeded. Stripe's
+ * `amount_refunded` counts pending refunds, so a charge refunded in full settles nothing of ours,
+ * and moves the payment only while no refund of ours is open there (the money came back by the
+ * provider's dashboard); otherwise the payment stays SUCCESS until its refunds that succeeded
+ * reach its amount.
  *
  * A full refund seen before its success therefore leaves the payment REFUNDED, and the success that
  * follows finds no row of the table: it changes nothing and publishes nothing, so no order is made
@@ -28,11 +31,13 @@ import type { EntityManager } from 'typeorm';
 import type { Database } from '../../platform/database';
 import { forUpdate, isUniqueViolation } from '../../platform/database';
 import type { Logger } from '../../platform/logger';
+import { CHECKOUT_EXPIRED } from '../../platform/events/topics';
+import { isUuid } from '../../platform/validation';
 import { linkToTraceparent } from '../../platform/telemetry/spans';
 import { Payment, PaymentItem, ProviderEvent, Refund, type PaymentStatus } from './entities';
-import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess, publishRefundFailed } from './events';
+import { publishPaymentFailed, publishPaymentRefunded, publishPaymentSuccess } from './events';
 import type { PaymentProvider, Stripe } from './provider';
-import { settlePendingRefunds, settleRefund } from './refund-ledger';
+import { chargeRefundsPayment, failRefund, settleRefund } from './refund-ledger';
 
 type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
 
@@ -44,7 +49,9 @@ interface Transition {
 
 const firstText = (...values: unknown[]): string | undefined => values.find((value): value is string => typeof value === 'string' && value !== '');
 
-function failureReason(event: Stripe.Event): string {
+function failureReason(event: Stripe.Event, payment: Payment): string {
+  // Our expiry sweep cancels an intent whose hold ran out (holds.ts); whichever of it and this event comes first says why.
+  if (event.type === 'payment_intent.canceled' && payment.holdExpiresAt && payment.holdExpiresAt.getTime() <= Date.now()) return CHECKOUT_EXPIRED;
   if (event.type === 'payment_intent.canceled') return firstText(event.data.object.cancellation_reason) ?? 'canceled';
   const error = (event.data.object as Stripe.PaymentIntent).last_payment_error;
   return firstText(error?.code, error?.decline_code, error?.message) ?? 'payment_failed';
@@ -62,12 +69,12 @@ const TRANSITIONS: Record<string, Transition> = {
   'payment_intent.payment_failed': {
     from: ['PAYMENT_PENDING'],
     to: 'FAILED',
-    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event), at),
+    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event, payment), at),
   },
   'payment_intent.canceled': {
     from: ['PAYMENT_PENDING'],
     to: 'FAILED',
-    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event), at),
+    publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event, payment), at),
   },
   'charge.refunded': {
     // From PAYMENT_PENDING or FAILED too: the refund may arrive before the success it gives back.
@@ -111,10 +118,14 @@ function isProviderEvent(value: unknown): value is Stripe.Event {
   );
 }
 
-/** A refund counts only when it is full. */
-function isFullRefund(event: Stripe.Event): boolean {
+/**
+ * A charge refunded in full makes the payment REFUNDED only while no refund of ours is open at the
+ * provider (refund-ledger.ts `chargeRefundsPayment`): its total counts pending refunds.
+ */
+async function chargeRefundSettles(manager: EntityManager, payment: Payment, event: Stripe.Event): Promise<boolean> {
   const charge = event.data.object as Stripe.Charge;
-  return charge.refunded || charge.amount_refunded >= charge.amount;
+  if (!charge.refunded && charge.amount_refunded < charge.amount) return false;
+  return chargeRefundsPayment(await manager.find(Refund, { where: { paymentId: payment.id } }));
 }
 
 /** The provider's refunds an event reports, as `refund.*` carries one and `charge.refunded` may list them. */
@@ -124,7 +135,14 @@ function refundObjects(event: Stripe.Event): Stripe.Refund[] {
   return [];
 }
 
-/** Settles or parks the refunds of ours that `event` reports (see the table's note); true when one changed. */
+/** The attempt a provider's refund was asked under (refunds.ts puts it in the metadata; none: the first). */
+const attemptOf = (object: Stripe.Refund) => Number(object.metadata?.attempt ?? 0);
+
+/**
+ * Settles or fails each refund of ours that `event` reports, by that refund's own status (see the
+ * table's note); true when one changed. A report about an earlier attempt of a refund since asked
+ * again is stale and changes nothing.
+ */
 async function applyRefundObjects(db: Database, manager: EntityManager, payment: Payment, event: Stripe.Event, at: Date): Promise<boolean> {
   let changed = false;
   for (const object of refundObjects(event)) {
@@ -132,20 +150,9 @@ async function applyRefundObjects(db: Database, manager: EntityManager, payment:
       ? await manager.findOne(Refund, { where: { id: object.metadata.refundId, paymentId: payment.id } })
       : await manager.findOne(Refund, { where: { providerRefundId: object.id, paymentId: payment.id } });
     if (!ours) continue;
-    if (object.status === 'succeeded') changed = (await settleRefund(db, manager, ours.id, at, object.id)) || changed;
-    else if ((object.status === 'failed' || object.status === 'canceled') && ours.status === 'PENDING') {
-      const failed = {
-        status: 'FAILED' as const,
-        refusals: ours.refusals + 1,
-        failureCode: 'refund_failed',
-        failureReason: 'The payment provider reported the refund failed',
-        updatedAt: new Date(),
-      };
-      if ((await manager.update(Refund, { id: ours.id, status: 'PENDING' }, failed)).affected !== 1) continue;
-      // A cancel's refund shows on its order, as a refusal does (refunds.ts).
-      if (ours.origin !== null) await publishRefundFailed(manager, payment, ours.orderId ?? '', failed.failureCode);
-      changed = true;
-    }
+    const attempt = object.metadata?.refundId ? attemptOf(object) : ours.refusals;
+    if (object.status === 'succeeded') changed = (await settleRefund(db, manager, ours.id, at, object.id, attempt)) || changed;
+    else if (object.status === 'failed' || object.status === 'canceled') changed = (await failRefund(db, manager, ours.id, attempt, at)) || changed;
   }
   return changed;
 }
@@ -174,28 +181,39 @@ export class WebhookHandler {
     this.logger.info({ providerEventId: event.id, type: event.type, outcome }, 'provider event received');
   }
 
+  /** The payment of an intent: by the intent it holds, else by the paymentId its intents carry in their metadata (an earlier intent of a checkout held anew). */
+  private async paymentOf(manager: EntityManager, intent: string, event: Stripe.Event): Promise<Payment | null> {
+    const current = await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...forUpdate(this.db) });
+    if (current) return current;
+    const object = event.data.object as { object?: unknown; metadata?: Record<string, unknown> | null };
+    const paymentId = object.object === 'payment_intent' ? firstText(object.metadata?.paymentId) : undefined;
+    return paymentId && isUuid(paymentId) ? manager.findOne(Payment, { where: { id: paymentId }, ...forUpdate(this.db) }) : null;
+  }
+
   private async apply(manager: EntityManager, event: Stripe.Event): Promise<Outcome | 'DUPLICATE'> {
     if (await manager.findOne(ProviderEvent, { where: { id: event.id } })) return 'DUPLICATE';
     const at = new Date(event.created * 1000);
     const intent = intentId(event);
     // Locked, so two events about one payment apply one after the other (SQLite transactions already queue).
-    const payment = intent ? await manager.findOne(Payment, { where: { paymentIntentId: intent }, ...forUpdate(this.db) }) : null;
+    const payment = intent ? await this.paymentOf(manager, intent, event) : null;
     // The provider's call starts a trace of its own; it links to the checkout's.
     linkToTraceparent(payment?.traceParent);
-    const transition = TRANSITIONS[event.type];
+    // An intent the payment left behind when its checkout was held anew (holds.ts): cancelled before it
+    // was, so only its success could still matter, and that is applied.
+    const stale = payment !== null && payment.paymentIntentId !== intent && event.type !== 'payment_intent.succeeded';
+    const transition = stale ? undefined : TRANSITIONS[event.type];
     let outcome: Outcome = 'IGNORED';
     if (intent && !payment && transition) {
       outcome = 'UNKNOWN_INTENT';
       this.logger.warn({ providerEventId: event.id, paymentIntentId: intent }, 'provider event for an unknown PaymentIntent');
-    } else if (payment && transition && transition.from.includes(payment.status) && (event.type !== 'charge.refunded' || isFullRefund(event))) {
+    } else if (payment && transition && transition.from.includes(payment.status) && (event.type !== 'charge.refunded' || (await chargeRefundSettles(manager, payment, event)))) {
       const changes: Partial<Payment> = { status: transition.to, updatedAt: new Date() };
       if (transition.to === 'SUCCESS') Object.assign(changes, { paidAt: at, failureReason: null });
-      if (transition.to === 'FAILED') changes.failureReason = failureReason(event).slice(0, 255);
+      if (transition.to === 'FAILED') changes.failureReason = failureReason(event, payment).slice(0, 255);
       const result = await manager.update(Payment, { id: payment.id, status: payment.status }, changes);
       if (result.affected === 1) {
         Object.assign(payment, changes);
         await transition.publish(manager, payment, event, at);
-        if (transition.to === 'REFUNDED') await settlePendingRefunds(this.db, manager, payment.id, at);
         outcome = 'APPLIED';
       }
     }

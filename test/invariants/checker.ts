@@ -2,7 +2,9 @@
  * The invariants, checked once the run has settled, against the simulator's ledger (the provider's
  * truth, which we did not write) and the runner's ground truth. What they mean precisely:
  *
- * - refunds (CONTRACT §11): an intent's succeeded refunds never add up to more than its amount; each
+ * - refunds (CONTRACT §11): what a paid payment reports refunded equals what the provider's succeeded
+ *   refunds of its intent add up to (refunds pending at the provider that the bank then fails, the
+ *   workload's `bankFailsRefund`, included); an intent's succeeded refunds never add up to more than its amount; each
  *   partial refund answered 201 is at the provider exactly once (by metadata.refundId), at its amount;
  *   beyond those, at most one refund for the cancel's part (the rest of a cancelled order) and one per
  *   partial refund answered 5xx, and one without a refundId only from the provider's dashboard (a
@@ -11,19 +13,23 @@
  *   order never cancelled is refunded exactly what its 201s say, but for a partial refund left FAILED
  *   because refunds made since took what it was for (its retry is a 409). A FAILED refund whose retry
  *   fits again must not outlive the settling.
- * - payments: one payment per checkoutId; the payment's status follows the ledger: succeeded and
- *   refunded in full → REFUNDED, succeeded → SUCCESS (partly refunded included), declined and not
- *   succeeded → FAILED, else PAYMENT_PENDING.
+ * - payments: one payment per checkoutId, and at most one of its PaymentIntents (a checkout held anew
+ *   after its stock hold ended gets a new one) succeeded; the payment's status follows the ledger:
+ *   succeeded and refunded in full → REFUNDED, succeeded → SUCCESS (partly refunded included), its
+ *   last intent declined or cancelled (the hold ran out, or a newer checkout replaced it) → FAILED,
+ *   else PAYMENT_PENDING.
  * - orders: at most one order per payment; a succeeded payment not refunded in full has exactly one,
  *   live (not CANCELLED/REFUNDED) and with no refundStatus (a partial refund changes neither); a
  *   payment of a cancelled order keeps its one order, CANCELLED; a payment refunded in full otherwise
  *   (admin refunds adding up, the dashboard) has no live order (none, REFUNDED or CANCELLED); a
  *   payment that never succeeded has none; no order names a payment nobody made.
- * - stock: initial − sold + restored, sold counting the paid carts and restored the cancelled ones
- *   (all their copies: the cancel puts back what restocked refunds did not) and the copies of the
- *   other carts' restocked partial refunds, plus up to those of restocked refunds answered 5xx;
- *   when concurrent checkouts oversold a book (orders take what is left) or a dashboard refund makes
- *   the order's existence depend on event order, only 0 ≤ stock ≤ initial.
+ * - orders and stock (CONTRACT §4): a succeeded payment ends with an order that took all its copies,
+ *   or with an order made CANCELLED "Out of stock" and a full refund at the provider; per tracked
+ *   book, exactly, stock = initial − what the filled orders keep (an order's copies less its
+ *   restocked refunds'; none for a cancelled one, whose cancel puts all back), up to the copies of
+ *   restocked refunds answered 5xx; so the copies orders keep never exceed the initial stock, and
+ *   stock never goes below 0. A book whose stock an admin set is held only to stock ≥ 0.
+ * - holds: held copies never exceed the stock, and available = stock − held.
  * - analytics (CONTRACT §8, §11): totalOrders = payments created; paidOrders over succeeded
  *   payments not refunded in full, totalRevenue their amounts less their refunds at the provider,
  *   booksSold their copies less those of their partial refunds (a range when an item refund answered
@@ -81,19 +87,30 @@ export async function checkOnce(world: World): Promise<CheckResult> {
   const cartName = new Map<CartTruth, string>([...truth.carts.entries()].map(([index, cart]) => [cart, `cart${index}`]));
 
   const facts = truth.payments().map((cart) => {
-    const intent = intents.get(cart.intentId);
-    const succeeded = intent?.status === 'succeeded';
-    const atProvider = refunds.filter((refund) => refund.payment_intent === cart.intentId);
+    // A checkout held anew has had several intents, each cancelled before the next: at most one succeeded.
+    const own = cart.intentIds.flatMap((id) => intents.get(id) ?? []);
+    const paid = own.filter((candidate) => candidate.status === 'succeeded');
+    expect('payments', paid.length <= 1, () => `cart${[...truth.carts.values()].indexOf(cart)}: ${paid.length} of its intents succeeded`);
+    const last = own[own.length - 1];
+    const intent = paid[0] ?? last;
+    const succeeded = paid.length > 0;
+    const atProvider = refunds.filter((refund) => refund.payment_intent === intent?.id);
     const refundedCents = atProvider.reduce((sum, refund) => sum + refund.amount, 0);
     // Refunded in full: by its refunds adding up to its amount (partial, a cancel's, the dashboard's).
     const refunded = succeeded && refundedCents === intent.amount;
     // The 201 refunds but those left FAILED because a retry no longer fits (CONTRACT §11).
     const settled = cart.refunds.filter((refund) => !truth.unfitRefunds.has(refund.refundId!));
-    return { cart, name: cartName.get(cart)!, intent, succeeded, atProvider, refundedCents, refunded, settled };
+    // Not paid: FAILED once its last intent was declined or cancelled (its hold ran out, or it was replaced).
+    const ended = !succeeded && last !== undefined && (last.status === 'canceled' || cart.declinedIntents.has(last.id));
+    return { cart, name: cartName.get(cart)!, intent, succeeded, ended, atProvider, refundedCents, refunded, settled };
   });
 
-  for (const { cart, name, intent, succeeded, atProvider, refundedCents, refunded, settled } of facts) {
+  for (const { cart, name, intent, succeeded, ended, atProvider, refundedCents, refunded, settled } of facts) {
     const amount = intent?.amount ?? 0;
+    const own = orders.filter((order) => order.paymentId === cart.paymentId);
+    // An order made cancelled because its copies were gone is refunded as a cancel is (CONTRACT §4).
+    const unfilled = own.filter((order) => order.cancellationReason !== null);
+    const cancelled = cart.cancelled || unfilled.length > 0;
     expect('refunds', refundedCents <= amount, () => `${name}: refunded ${refundedCents} cents at the provider of a ${amount}-cent payment`);
     const made = new Set(cart.refunds.map((refund) => refund.refundId));
     for (const { refundId, cents } of cart.refunds) {
@@ -116,28 +133,51 @@ export async function checkOnce(world: World): Promise<CheckResult> {
     // Beyond the 201 refunds: the cancel's refund of what is left, and the partial refunds whose answer was a 5xx.
     expect(
       'refunds',
-      product <= (cart.cancelled ? 1 : 0) + cart.unanswered.length,
-      () => `${name}: ${product} refunds at the provider that no 201 answered${cart.cancelled ? ', one cancel' : ', no cancel'}, ${cart.unanswered.length} unanswered refunds`,
+      product <= (cancelled ? 1 : 0) + cart.unanswered.length,
+      () => `${name}: ${product} refunds at the provider that no 201 answered${cancelled ? ', one cancel' : ', no cancel'}, ${cart.unanswered.length} unanswered refunds`,
     );
-    if (cart.cancelled && succeeded) {
+    if (cancelled && succeeded) {
       expect('refunds', refunded, () => `${name}: cancelled paid order refunded ${refundedCents} of ${amount} cents at the provider`);
     }
     const askedCents = settled.reduce((sum, refund) => sum + refund.cents, 0);
-    if (succeeded && !cart.cancelled && !cart.merchantRefunded && cart.unanswered.length === 0) {
+    if (succeeded && !cancelled && !cart.merchantRefunded && cart.unanswered.length === 0) {
       expect('refunds', refundedCents === askedCents, () => `${name}: refunded ${refundedCents} cents at the provider, the 201 partial refunds add up to ${askedCents}`);
     }
 
     expect('payments', cart.paymentIds.size === 1, () => `${name}: one checkoutId gave payments ${[...cart.paymentIds].join(', ')}`);
     const payment = await get(world, `/api/payments/${cart.paymentId}`, truth.users.get(cart.user)?.bearer);
-    const status = succeeded ? (refunded ? 'REFUNDED' : 'SUCCESS') : cart.declined ? 'FAILED' : 'PAYMENT_PENDING';
-    expect('payments', payment.body.status === status, () => `${name}: payment ${cart.paymentId} is ${String(payment.body.status)}, the ledger says ${status}`);
+    const status = succeeded ? (refunded ? 'REFUNDED' : 'SUCCESS') : ended ? 'FAILED' : 'PAYMENT_PENDING';
+    // Held anew, its new intent not made (the provider failed, 502): the payment waits unseen for a retry.
+    const unseen = payment.status === 404 && cart.lastCheckout === 502 && !succeeded;
+    expect(
+      'payments',
+      unseen || payment.body.status === status,
+      () =>
+        `${name}: payment ${cart.paymentId} is ${String(payment.body.status)} (${String(payment.body.failureReason)}, intent ${String(payment.body.paymentIntentId)}, hold until ${String(payment.body.holdExpiresAt)}), the ledger says ${status} (intents ${cart.intentIds.map((id) => `${id} ${intents.get(id)?.status}`).join(', ')}; last checkout ${String(cart.lastCheckout)})`,
+    );
+    // What we report refunded is what the provider's refunds that succeeded add up to, pending ones that failed included.
+    expect(
+      'refunds',
+      unseen || !succeeded || cents(payment.body.refundedAmount) === refundedCents,
+      () => `${name}: payment ${cart.paymentId} reports ${String(payment.body.refundedAmount)} refunded, the provider's succeeded refunds add up to ${refundedCents} cents`,
+    );
 
-    const own = orders.filter((order) => order.paymentId === cart.paymentId);
     const statuses = own.map((order) => String(order.status));
     const partly = refundedCents > 0 && !refunded ? `, ${refundedCents} cents refunded` : '';
     const shown = `${name}: payment ${succeeded ? 'succeeded' : 'not succeeded'}${refunded ? ', refunded' : partly}${cart.cancelled ? ', cancelled' : ''}, orders [${statuses.join(', ')}]`;
+    if (unfilled.length > 0) {
+      // Paid when its copies were gone (CONTRACT §4): refunded in full, its order cancelled with the reason.
+      expect(
+        'orders',
+        own.length === 1 && statuses[0] === 'CANCELLED' && String(unfilled[0].cancellationReason).startsWith('Out of stock: '),
+        () => `${shown}: an unfilled order must be the payment's only one, CANCELLED, out of stock`,
+      );
+      expect('refunds', refunded, () => `${shown}: an unfilled order's payment refunded ${refundedCents} of ${amount} cents at the provider`);
+    }
     if (!succeeded) expect('orders', own.length === 0, () => `${shown}: an order without a successful payment`);
-    else if (cart.cancelled) expect('orders', own.length === 1 && statuses[0] === 'CANCELLED', () => `${shown}: expected one CANCELLED order`);
+    else if (unfilled.length > 0) {
+      // Checked above.
+    } else if (cart.cancelled) expect('orders', own.length === 1 && statuses[0] === 'CANCELLED', () => `${shown}: expected one CANCELLED order`);
     else if (!refunded) {
       // A partial refund changes neither the order's status nor its refundStatus.
       expect(
@@ -152,39 +192,52 @@ export async function checkOnce(world: World): Promise<CheckResult> {
 
   const copiesOf = (refunds: RefundTruth[], bookId?: string) =>
     refunds.flatMap((refund) => refund.items).reduce((sum, item) => sum + (bookId === undefined || item.bookId === bookId ? item.quantity : 0), 0);
+  // The orders that took their copies: every order but those made cancelled because their copies were gone.
+  const filled = orders.filter((order) => order.cancellationReason === null);
+  const factOf = new Map(facts.map((fact) => [fact.cart.paymentId, fact]));
   for (const book of truth.books) {
     if (book.initialStock === undefined) continue;
-    const stock = Number((await get(world, `/api/books/${book.id}`, '')).body.stock);
-    const quantity = (cart: CartTruth) => cart.items.filter((item) => item.bookId === book.id).reduce((sum, item) => sum + item.quantity, 0);
-    const touching = facts.filter((fact) => fact.succeeded && quantity(fact.cart) > 0);
-    const sold = touching.reduce((sum, fact) => sum + quantity(fact.cart), 0);
-    // A cancel puts back all the order's copies: those its restocked refunds did not put back already.
-    const restocked = (fact: (typeof facts)[number]) =>
-      copiesOf(
-        fact.settled.filter((refund) => refund.restock),
-        book.id,
-      );
-    const restored = touching.reduce((sum, fact) => sum + (fact.cart.cancelled ? quantity(fact.cart) : restocked(fact)), 0);
-    // Restocked refunds answered 5xx may or may not have put their copies back.
-    const maybe = touching.reduce(
-      (sum, fact) =>
-        sum +
-        (fact.cart.cancelled
-          ? 0
-          : copiesOf(
-              fact.cart.unanswered.filter((refund) => refund.restock),
-              book.id,
-            )),
-      0,
+    const read = (await get(world, `/api/books/${book.id}`, '')).body;
+    const stock = Number(read.stock);
+    expect(
+      'holds',
+      Number(read.heldStock) <= stock && Number(read.availableStock) === stock - Number(read.heldStock),
+      () => `book ${book.id}: ${String(read.heldStock)} held of ${stock}, ${String(read.availableStock)} available`,
     );
-    const exact = sold <= book.initialStock && !touching.some((fact) => fact.cart.merchantRefunded);
-    const expected = book.initialStock - sold + restored;
-    expect('stock', stock >= 0 && stock <= book.initialStock, () => `book ${book.id}: stock ${stock} outside 0..${book.initialStock}`);
-    if (exact) {
+    const quantity = (items: { bookId: string; quantity: number }[]) => items.filter((item) => item.bookId === book.id).reduce((sum, item) => sum + item.quantity, 0);
+    let taken = 0;
+    let kept = 0;
+    let maybe = 0;
+    for (const order of filled) {
+      const copies = quantity(order.items as { bookId: string; quantity: number }[]);
+      if (copies === 0) continue;
+      taken += copies;
+      const fact = factOf.get(order.paymentId as string);
+      // A cancel puts back all the order's copies (those its restocked refunds did not already); otherwise its restocked refunds' copies came back.
+      if (order.status === 'CANCELLED') continue;
+      const restocked = fact
+        ? copiesOf(
+            fact.settled.filter((refund) => refund.restock),
+            book.id,
+          )
+        : 0;
+      kept += copies - restocked;
+      // Restocked refunds answered 5xx may or may not have put their copies back.
+      maybe += fact
+        ? copiesOf(
+            fact.cart.unanswered.filter((refund) => refund.restock),
+            book.id,
+          )
+        : 0;
+    }
+    // Copies taken never exceed what was on the shelf: the initial stock and what came back.
+    expect('stock', stock >= 0 && (book.adminChanged || kept - maybe <= book.initialStock), () => `book ${book.id}: stock ${stock}, orders keep ${kept} of ${book.initialStock}`);
+    if (!book.adminChanged) {
+      const expected = book.initialStock - kept;
       expect(
         'stock',
         stock >= expected && stock <= expected + maybe,
-        () => `book ${book.id}: stock ${stock}, expected ${book.initialStock} − ${sold} sold + ${restored} restored = ${expected}${maybe ? ` (+ up to ${maybe})` : ''}`,
+        () => `book ${book.id}: stock ${stock}, expected ${book.initialStock} − ${kept} kept by orders (${taken} taken) = ${expected}${maybe ? ` (+ up to ${maybe})` : ''}`,
       );
     }
   }
@@ -251,13 +304,33 @@ export async function checkOnce(world: World): Promise<CheckResult> {
 }
 
 /**
+ * Whether every stock hold of the run has ended: no payment is still PAYMENT_PENDING under a hold.
+ * Until then the expiry sweep may cancel an intent and fail its payment between the check's read of
+ * the provider's ledger and its read of the payment, and the two would disagree for a moment.
+ */
+async function holdsEnded(world: World): Promise<boolean> {
+  for (const cart of world.truth.payments()) {
+    const payment = await get(world, `/api/payments/${cart.paymentId}`, world.truth.users.get(cart.user)?.bearer);
+    if (payment.status === 200 && payment.body.status === 'PAYMENT_PENDING' && payment.body.holdExpiresAt !== null) return false;
+  }
+  return true;
+}
+
+/**
  * Releases held webhooks, then checks until every invariant holds twice, a second apart (events
  * still in flight could break them again), or `timeoutMs` passes: then the last violations stand.
  */
 export async function settleAndCheck(world: World, timeoutMs = 20_000): Promise<CheckResult> {
   await world.gate.releaseAll();
-  // The provider takes refunds again, and an admin works through what it refused until the list is empty.
-  world.stack.stripe!.injectFaults({ refuseRefunds: 0 });
+  // The provider takes refunds again, the bank answers any refund still pending, and an admin works through what failed until the list is empty.
+  world.stack.stripe!.injectFaults({ refuseRefunds: 0, pendingRefunds: 0 });
+  const stripe = world.stack.stripe!;
+  for (const pending of stripe.refunds().filter((refund) => refund.status === 'pending')) await stripe.settleRefund(pending.id, 'succeeded');
+  try {
+    await waitFor(() => holdsEnded(world), { timeoutMs, intervalMs: 250, what: 'every stock hold of the run to end' });
+  } catch {
+    return { violations: [{ invariant: 'holds', detail: `a payment was still PAYMENT_PENDING under a stock hold ${timeoutMs} ms after the run` }], checked: {} };
+  }
   let last: CheckResult = { violations: [], checked: {} };
   const holds = async () => {
     const retried = await retryFailedRefunds(world);

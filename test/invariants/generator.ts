@@ -204,8 +204,49 @@ export function generate(seed: number, count: number, options: GenerateOptions =
         return [op, { kind: 'cancel', wave, cart: found.index, asAdmin: chance(0.5) }];
       },
     ],
+    [
+      2,
+      (wave) => {
+        // A rush: customers check out the same scarce book at once, and all pay at once next.
+        const book = int(0, 2);
+        const rushers = [...new Set(users)].sort(() => random() - 0.5).slice(0, int(4, 10));
+        if (rushers.length < 3) return undefined;
+        return rushers.map((user) => {
+          const items = [{ book, quantity: 1 }];
+          carts.push({ user, items, checkoutWave: wave, paid: true, paidWave: wave + 1, cancelled: false, dashboard: false });
+          const cart = carts.length - 1;
+          schedule({ kind: 'pay', wave: wave + 1, cart });
+          return { kind: 'checkout', wave, cart, user, items, rush: true };
+        });
+      },
+    ],
+    [
+      3,
+      (wave) => {
+        // A pay just before or just after the hold expires, racing the sweep that cancels the intent.
+        const found = cartWhere((cart) => !cart.paid);
+        if (!found) return undefined;
+        found.cart.paid = true;
+        found.cart.paidWave = wave;
+        return { kind: 'payAtExpiry', wave, cart: found.index, offsetMs: int(-400, 400) };
+      },
+    ],
+    [
+      2,
+      (wave) => {
+        const delta = chance(0.5) ? -int(1, 2) : int(1, 3);
+        return { kind: 'setStock', wave, book: int(0, 4), delta };
+      },
+    ],
     [2, (wave) => ({ kind: 'fault', wave, failNext: int(1, 3) })],
     [1, (wave) => ({ kind: 'refuse', wave, refunds: int(1, 2) })],
+    [
+      2,
+      (wave) => {
+        const found = cartWhere((cart) => cart.paid && !cart.dashboard && !cart.cancelled);
+        return found ? { kind: 'bankFailsRefund', wave, cart: found.index, cents: int(100, 500) } : undefined;
+      },
+    ],
     [2, (wave) => ({ kind: 'retryRefunds', wave })],
   ];
   const totalWeight = choices.reduce((sum, [weight]) => sum + weight, 0);

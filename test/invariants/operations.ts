@@ -17,9 +17,13 @@ export type Operation =
   | { kind: 'register'; wave: number; user: number }
   | { kind: 'login'; wave: number; user: number; wrongPassword: boolean }
   /** Checkout of cart `cart` (its user, items and checkoutId are fixed by the first op naming it; a repeat must give the same payment). */
-  | { kind: 'checkout'; wave: number; cart: number; user: number; items: { book: number; quantity: number }[] }
+  | { kind: 'checkout'; wave: number; cart: number; user: number; items: { book: number; quantity: number }[]; rush?: boolean }
   /** The customer pays or is declined at the simulator, which sends the signed webhook. */
   | { kind: 'pay'; wave: number; cart: number }
+  /** The customer pays `offsetMs` from the moment the cart's stock hold expires (before it when negative), racing the expiry sweep. */
+  | { kind: 'payAtExpiry'; wave: number; cart: number; offsetMs: number }
+  /** An admin sets a tracked book's stock to what it reads plus `delta` (refused, 409, below the copies held). */
+  | { kind: 'setStock'; wave: number; book: number; delta: number }
   | { kind: 'decline'; wave: number; cart: number }
   | { kind: 'cancel'; wave: number; cart: number; asAdmin: boolean }
   | { kind: 'setStatus'; wave: number; cart: number; status: AdminStatus }
@@ -30,6 +34,8 @@ export type Operation =
   | { kind: 'release'; wave: number; cart: number }
   /** An admin refunds part of the cart's payment (CONTRACT §11): an amount in cents, or copies of one of its lines, put back in stock or not. */
   | { kind: 'partialRefund'; wave: number; cart: number; refund: PartialRefund }
+  /** An admin refunds `cents` of the cart's payment, the provider takes it as pending, and the bank then fails it (FAILED until an admin's retry). */
+  | { kind: 'bankFailsRefund'; wave: number; cart: number; cents: number }
   /** A refund from the provider's dashboard, not from a cancel. */
   | { kind: 'merchantRefund'; wave: number; cart: number }
   /** The provider's next `failNext` API calls answer 500 (passing: retried). */
@@ -49,7 +55,7 @@ export function describe(op: Operation): string {
     case 'login':
       return `${at} login user${op.user}${op.wrongPassword ? ' (wrong password)' : ''}`;
     case 'checkout':
-      return `${at} checkout cart${op.cart} by user${op.user}: ${op.items.map((i) => `${i.quantity}× book${i.book}`).join(', ')}`;
+      return `${at} ${op.rush ? 'rush ' : ''}checkout cart${op.cart} by user${op.user}: ${op.items.map((i) => `${i.quantity}× book${i.book}`).join(', ')}`;
     case 'cancel':
       return `${at} cancel cart${op.cart}${op.asAdmin ? ' as admin' : ''}`;
     case 'setStatus':
@@ -58,8 +64,14 @@ export function describe(op: Operation): string {
       return `${at} resend ${op.event} of cart${op.cart}`;
     case 'fault':
       return `${at} provider fails next ${op.failNext} calls with 500`;
+    case 'payAtExpiry':
+      return `${at} pay cart${op.cart} ${Math.abs(op.offsetMs)} ms ${op.offsetMs < 0 ? 'before' : 'after'} its hold expires`;
+    case 'setStock':
+      return `${at} admin sets book${op.book}'s stock ${op.delta > 0 ? '+' : ''}${op.delta}`;
     case 'restart':
       return `${at} restart ${op.service}`;
+    case 'bankFailsRefund':
+      return `${at} admin refunds ${(op.cents / 100).toFixed(2)} of cart${op.cart}, pending, then the bank fails it`;
     case 'refuse':
       return `${at} provider refuses the next ${op.refunds} refunds for good`;
     case 'retryRefunds':

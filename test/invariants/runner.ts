@@ -105,6 +105,19 @@ async function perform(world: World, op: Operation): Promise<void> {
     await retryFailedRefunds(world, op);
     return;
   }
+  if (op.kind === 'setStock') {
+    const book = truth.books[op.book];
+    const read = await call(world, op, 'GET', `/api/books/${book.id}`);
+    if (read.status !== 200 || typeof read.body.stock !== 'number') return;
+    const { heldStock: _held, availableStock: _available, id: _id, createdAt: _created, updatedAt: _updated, coverImageUrl: _cover, ...fields } = read.body;
+    const res = await call(world, op, 'PUT', `/api/books/update/${book.id}`, { bearer: world.adminBearer, body: { ...fields, stock: Math.max(0, read.body.stock + op.delta) } });
+    if (res.status === 200) {
+      book.adminChanged = true;
+      truth.stock.stockSet += 1;
+    } else if (res.status === 409 && String(res.body.message).startsWith('Stock cannot be set below')) truth.stock.stockSetRefused += 1;
+    else if (res.status !== 409) truth.surprises.push(`${describe(op)}: answered ${res.status} ${JSON.stringify(res.body)}`);
+    return;
+  }
 
   if (op.kind === 'checkout') {
     const bearer = truth.users.get(op.user)?.bearer;
@@ -119,6 +132,8 @@ async function perform(world: World, op: Operation): Promise<void> {
         items: op.items.map((i) => ({ bookId: truth.books[i.book].id, quantity: i.quantity })),
         checkoutId: randomUUID(),
         paymentIds: new Set(),
+        intentIds: [],
+        declinedIntents: new Set(),
         cancelled: false,
         refunds: [],
         unanswered: [],
@@ -128,10 +143,17 @@ async function perform(world: World, op: Operation): Promise<void> {
       truth.carts.set(op.cart, cart);
     }
     const res = await call(world, op, 'POST', '/api/payments/checkout', { bearer, body: { checkoutId: cart.checkoutId, items: cart.items } });
+    cart.lastCheckout = res.status;
+    if (op.rush) truth.stock.rushCheckouts += 1;
+    if (res.status === 409 && String(res.body.message).startsWith('Not enough stock')) truth.stock.refusedForStock += 1;
     if (res.status !== 200) return;
     cart.paymentIds.add(res.body.paymentId as string);
     cart.paymentId ??= res.body.paymentId as string;
-    cart.intentId ??= res.body.paymentIntentId as string;
+    // Held anew after its hold ended: a new intent, the old one cancelled.
+    const intent = res.body.paymentIntentId as string;
+    if (!cart.intentIds.includes(intent)) cart.intentIds.push(intent);
+    cart.intentId = intent;
+    if (typeof res.body.holdExpiresAt === 'string') cart.holdExpiresAt = Date.parse(`${res.body.holdExpiresAt}Z`);
     return;
   }
 
@@ -145,8 +167,19 @@ async function perform(world: World, op: Operation): Promise<void> {
     case 'pay':
       await sim(`/payment_intents/${intent}/confirm`);
       return;
+    case 'payAtExpiry': {
+      // Bounded: a hold is three seconds here.
+      const wait = Math.min(5_000, Math.max(0, (cart.holdExpiresAt ?? Date.now()) + op.offsetMs - Date.now()));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      truth.stock.paidAroundExpiry += 1;
+      await sim(`/payment_intents/${intent}/confirm`);
+      return;
+    }
     case 'decline':
-      if ((await sim(`/payment_intents/${intent}/fail`, { reason: 'card_declined' })).status === 200) cart.declined = true;
+      if ((await sim(`/payment_intents/${intent}/fail`, { reason: 'card_declined' })).status === 200) {
+        cart.declined = true;
+        cart.declinedIntents.add(intent);
+      }
       return;
     case 'merchantRefund':
       if ((await sim(`/payment_intents/${intent}/refund`)).status === 200) cart.merchantRefunded = true;
@@ -189,6 +222,18 @@ async function perform(world: World, op: Operation): Promise<void> {
       // 409 (the payment is not SUCCESS, or not that much or that many copies are left), or any other 4xx: no refund.
       if (res.status === 201) cart.refunds.push({ refundId: res.body.refundId as string, cents: Math.round(Number(res.body.amount) * 100), items, restock });
       else if (res.status >= 500) cart.unanswered.push({ cents: 'cents' in asked ? asked.cents : 0, items, restock });
+      return;
+    }
+    case 'bankFailsRefund': {
+      // The next refund at the provider is pending (this one, or one racing it: the settle phase has the bank answer any left).
+      await sim('/faults', { pendingRefunds: 1 });
+      const res = await call(world, op, 'POST', `/api/payments/${cart.paymentId}/refunds`, { bearer: world.adminBearer, body: { amount: op.cents / 100, reason: 'OTHER' } });
+      if (res.status >= 500) cart.unanswered.push({ cents: op.cents, items: [], restock: false });
+      if (res.status !== 201) return;
+      cart.refunds.push({ refundId: res.body.refundId as string, cents: op.cents, items: [], restock: false });
+      const atProvider = world.stack.stripe!.refunds().find((refund) => refund.metadata.refundId === res.body.refundId && refund.status === 'pending');
+      if (atProvider) await sim(`/refunds/${atProvider.id}/fail`);
+      truth.count(op.kind, atProvider ? 'failed by the bank' : 'not pending');
       return;
     }
     case 'setStatus': {

@@ -18,7 +18,16 @@ export interface CartTruth {
   items: { bookId: string; quantity: number }[];
   checkoutId: string;
   paymentId?: string;
+  /** The PaymentIntent the last checkout answered with; a checkout held anew after its hold ended gets a new one. */
   intentId?: string;
+  /** Every PaymentIntent the payment had, oldest first: at most one of them may succeed. */
+  intentIds: string[];
+  /** Intents the customer was declined on. */
+  declinedIntents: Set<string>;
+  /** When the last checkout's stock hold ends (epoch ms), if it holds anything. */
+  holdExpiresAt?: number;
+  /** The status the last checkout of this cart answered. */
+  lastCheckout?: number;
   /** Every paymentId a checkout of this cart answered: more than one breaks checkout idempotency. */
   paymentIds: Set<string>;
   orderId?: string;
@@ -45,6 +54,8 @@ export interface BookTruth {
   id: string;
   price: number;
   initialStock?: number;
+  /** An admin set its stock (200): the stock it ends at is then known only within bounds. */
+  adminChanged: boolean;
 }
 
 export interface BadAnswer {
@@ -67,6 +78,8 @@ export class GroundTruth {
   /** Answers by op kind and status, for the report. */
   readonly answers = new Map<string, number>();
   readonly faults = { providerCallsFailed: 0, restarts: 0, heldWebhooks: 0, resends: 0, refundsRefused: 0, refundsRetried: 0 };
+  /** Stock under load: checkouts of a rush, checkouts refused for stock, pays raced against a hold's expiry, admin stock changes and refusals. */
+  readonly stock = { rushCheckouts: 0, refusedForStock: 0, paidAroundExpiry: 0, stockSet: 0, stockSetRefused: 0 };
 
   count(kind: string, outcome: string | number): void {
     const key = `${kind} ${outcome}`;

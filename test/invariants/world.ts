@@ -14,6 +14,9 @@ import type { Workload } from './generator';
 import { GroundTruth } from './truth';
 import { WebhookGate } from './webhook-gate';
 
+/** How long a checkout holds its copies in the workload. */
+export const HOLD_MS = 3_000;
+
 export interface World {
   stack: Stack;
   gateway: RunningGateway;
@@ -46,7 +49,8 @@ function errorLog(lines: string[]): Logger {
 export async function startWorld(workload: Workload): Promise<World> {
   const errorLines: string[] = [];
   const logger = errorLog(errorLines);
-  const stack = await startStack({ services: ['book', 'order', 'payment', 'analytics'], logger });
+  // Holds of three seconds expire within a run, so pays race the expiry sweep.
+  const stack = await startStack({ services: ['book', 'order', 'payment', 'analytics'], logger, env: { STOCK_HOLD_MINUTES: String(HOLD_MS / 60_000) } });
   const gatewayConfig = { ...stack.config, urls: { ...stack.config.urls } };
   const gate = new WebhookGate(() => gatewayConfig.urls.payment, WEBHOOK_SECRET);
   let gateway: RunningGateway | undefined;
@@ -61,6 +65,7 @@ export async function startWorld(workload: Workload): Promise<World> {
         id: (await createBook(stack, admin.bearer, `Invariant book ${index}`, plan.price, plan.stock)).id,
         price: plan.price,
         initialStock: plan.stock,
+        adminChanged: false,
       })),
     );
     const world: World = {

@@ -5,9 +5,11 @@
  * service's port, which used to build a 368 MB answer; the other limits are checked on every
  * service's port with `_service`, a field every subgraph has.
  */
+import { randomUUID } from 'node:crypto';
 import { SERVICE_NAMES } from '../../platform/config';
+import { createBook } from '../commerce';
 import { errorCodes, graphql } from '../graphql';
-import { registeredUser, startStack, type Stack } from '../harness';
+import { adminSession, registeredUser, startStack, type Stack } from '../harness';
 
 /** The services with a subgraph: all but auth, which answers only REST. */
 const SUBGRAPHS = SERVICE_NAMES.filter((name) => name !== 'auth');
@@ -55,6 +57,46 @@ describe("a query sent to a service's own port", () => {
     const small = await graphql(stack.urls.book, query, { variables: { n: 5 } });
     expect(small.status).toBe(200);
     expect(small.body.errors).toBeUndefined();
+  });
+
+  it('a slicing argument given null, literally or as a variable, is its schema default: 20 books answered and costed, not the whole catalogue', async () => {
+    const admin = await adminSession(stack);
+    const tag = `Nulled ${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 25; i += 1) await createBook(stack, admin.bearer, `${tag} ${i}`, 3);
+    const cases: [string, Record<string, unknown>][] = [
+      ['{ books(limit: null) { id } }', {}],
+      ['query ($l: Int) { books(limit: $l) { id } }', { l: null }],
+      ['query ($l: Int = 20) { books(limit: $l) { id } }', { l: null }],
+    ];
+    for (const [query, variables] of cases) {
+      const res = await graphql(stack.urls.book, query, { variables, headers: { 'X-GraphQL-Cost': 'include' } });
+      expect(res.status).toBe(200);
+      expect(res.body.extensions).toEqual({ cost: { estimated: 20, actual: 20, max: 10000 } });
+      expect(res.body.data.books).toHaveLength(20);
+    }
+  });
+
+  it("a search's hits are sized by its limit: 100 hits are costed as 100", async () => {
+    const admin = await adminSession(stack);
+    const word = `sized${randomUUID().slice(0, 8)}`;
+    for (let i = 0; i < 25; i += 1) await createBook(stack, admin.bearer, `${word} ${i}`, 3);
+    const res = await graphql(stack.urls.book, `{ searchBooks(q: "${word}", limit: 100) { total hits { book { id } } } }`, { headers: { 'X-GraphQL-Cost': 'include' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.searchBooks.hits).toHaveLength(25);
+    // The page 1 + 100 hits × (1 + their book 1); the answer: 1 + 25 × 2.
+    expect(res.body.extensions).toEqual({ cost: { estimated: 201, actual: 51, max: 10000 } });
+  });
+
+  it("the local mailbox's messages are sized by its limit, and a null limit is its default of 50", async () => {
+    const admin = await adminSession(stack);
+    const asked = (limit: string) =>
+      graphql(stack.urls.auth, `{ localMailbox(limit: ${limit}) { messages { id } } }`, { bearer: admin.bearer, headers: { 'X-GraphQL-Cost': 'include' } });
+    const large = await asked('200');
+    expect(large.status).toBe(200);
+    expect(large.body.extensions.cost.estimated).toBe(1 + 200);
+    const nulled = await asked('null');
+    expect(nulled.status).toBe(200);
+    expect(nulled.body.extensions.cost.estimated).toBe(1 + 50);
   });
 
   it('deeper than 10 levels, to the payment service: refused as too deep', async () => {

@@ -10,6 +10,9 @@ import { addressMatcher } from '../../platform/forwarded';
 import { registeredUser } from '../harness';
 import { send, startSystem, type Answer, type System } from '../hostile';
 
+// Fifty logins one after the other, a bcrypt compare for each of those answered: slow on a loaded machine.
+jest.setTimeout(120_000);
+
 const ATTEMPTS = 50;
 const LIMIT = 20;
 let system: System;

@@ -281,7 +281,7 @@ describe('the per-account failed-login throttle (issue 18, finding 3)', () => {
     const user = await registeredUser(system.stack);
     const attempt = (password: string, forwardedFor: string) =>
       gateway().post('/auth/login').set('X-Forwarded-For', forwardedFor).send({ email: user.email.toUpperCase(), password, deviceId: 'throttled' });
-    // At once: the window starts with the first attempt, and a loaded machine must not let it pass before the last.
+    // At once: the window starts with the first failure, and a loaded machine must not let it pass before the last.
     const failures = await Promise.all(Array.from({ length: THROTTLE_MAX_FAILURES }, (_, i) => attempt('Wrong-Password-1', `203.0.113.${i + 1}`)));
     for (const failure of failures) expectEnvelope(failure, 401);
 

@@ -3,7 +3,8 @@
  * (`İ`, U+0130, becomes `i̇`, two characters), so an input within a limit as sent may outgrow its
  * column once normalised. That is the client's mistake, a 400 with the validation envelope, on
  * SQLite (which does not enforce widths) as on MariaDB (which does), wherever a lower-cased value
- * is stored or looked up: the account's email at registration and login, the catalogue's name keys.
+ * is stored or looked up: the account's email at registration and login, the address a password
+ * reset is asked for, the catalogue's name keys.
  */
 import request from 'supertest';
 import { expectEnvelope, INTERNAL_KEY, newUser, StackSuite, stackSuite } from '../harness';
@@ -23,6 +24,14 @@ describe('the account email', () => {
       .send({ email: dottedI(51), password: 'Secret123', deviceId: 'd1' });
     expectEnvelope(res, 400);
     expect(res.body.validationErrors).toEqual([`email: ${ONCE_LOWER_CASED(100)}`]);
+  });
+
+  it('refuses at forgot-password an address of 128 İ (256 characters lower-cased) with 400, and takes one of 254 once lower-cased', async () => {
+    const forgot = (email: string) => request(suite.stack.urls.auth).post('/auth/password/forgot').send({ email });
+    const res = await forgot(dottedI(128));
+    expectEnvelope(res, 400);
+    expect(res.body.validationErrors).toEqual([`email: ${ONCE_LOWER_CASED(254)}`]);
+    expect((await forgot(dottedI(127))).status).toBe(202);
   });
 
   it('refuses at registration an email that outgrows 100 characters lower-cased with 400, and creates nothing', async () => {

@@ -6,6 +6,7 @@ import { BookPage } from './pages/book';
 import { BooksPage } from './pages/books';
 import { MailPage } from './pages/mail';
 import { ReferencePage } from './pages/references';
+import { SchemaPage } from './pages/schema';
 import { DashboardPage } from './pages/dashboard';
 import { OrderDetailPage } from './pages/order-detail';
 import { OrdersPage } from './pages/orders';
@@ -30,6 +31,7 @@ function Page({ location, session }: { location: Location; session: Session }) {
   if ((match = path.match(new RegExp(`^/books/(${UUID})$`)))) return <BookPage key={match[1]} bookId={match[1]} />;
   if (path === '/webhooks') return <WebhooksPage location={location} />;
   if (path === '/mail') return <MailPage />;
+  if (path === '/schema') return <SchemaPage location={location} />;
   return (
     <>
       <h1>Page not found</h1>
@@ -50,6 +52,7 @@ const SECTIONS = [
   { path: '/publishers', label: 'Publishers', matches: (p: string) => p.startsWith('/publishers') },
   { path: '/webhooks', label: 'Webhooks', matches: (p: string) => p.startsWith('/webhooks') },
   { path: '/mail', label: 'Mail', matches: (p: string) => p.startsWith('/mail') },
+  { path: '/schema', label: 'Schema', matches: (p: string) => p.startsWith('/schema') },
 ];
 
 function Shell({ session }: { session: Session }) {

@@ -23,6 +23,11 @@ export interface PartitionLag {
   behind: number;
 }
 
+/** Messages behind over all the partitions of a topic. */
+export function totalBehind(partitions: readonly PartitionLag[]): number {
+  return partitions.reduce((sum, { behind }) => sum + behind, 0);
+}
+
 /** One member of a consumer group as the broker describes it (KafkaBus.groupMembers). */
 export interface GroupMember {
   memberId: string;

@@ -6,7 +6,7 @@
 import { Kafka } from 'kafkajs';
 import type { Logger } from '../../logger';
 import type { BusMessage, EventBus, PublishOptions, SubscribeOptions, Subscription } from '../bus';
-import { KafkaAdmin, type GroupMember, type PartitionLag } from './admin';
+import { KafkaAdmin, totalBehind, type GroupMember, type PartitionLag } from './admin';
 import { CLIENT_RETRY } from './connection';
 import { kafkaLogCreator, kafkaLogLevel } from './log';
 import { TransactionalProducer } from './producer';
@@ -119,7 +119,7 @@ export class KafkaBus implements EventBus {
    * For operators and tests; the names are the broker's (with any namespace prefix).
    */
   async uncommitted(groupId: string, topic: string): Promise<number> {
-    return (await this.partitionLag(groupId, topic)).reduce((sum, { behind }) => sum + behind, 0);
+    return totalBehind(await this.partitionLag(groupId, topic));
   }
 
   /**

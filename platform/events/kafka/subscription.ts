@@ -6,7 +6,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../../logger';
 import type { ConsumedMessage, SubscribeOptions } from '../bus';
 import { RETRY_BACKOFF_MS, deliver, nextBackoff } from '../bus';
-import type { GroupMember, PartitionLag } from './admin';
+import { totalBehind, type GroupMember, type PartitionLag } from './admin';
 import { CLIENT_RETRY, withTimeout } from './connection';
 import { consumerStopIsPassing } from './errors';
 
@@ -153,7 +153,7 @@ export class KafkaSubscription {
     });
     try {
       await consumer.connect();
-      await consumer.subscribe({ topics: this.options.topics, fromBeginning: true });
+      await consumer.subscribe({ topics: this.options.topics, fromBeginning: this.options.fromBeginning ?? true });
       this.joinStarted(consumer);
       // Resolves once kafkajs's first join ended, joined or crashed (each of which its event tells).
       await consumer
@@ -305,6 +305,7 @@ export class KafkaSubscription {
     const unowned: string[] = [];
     for (const topic of this.options.topics) {
       const partitions = await this.lag(topic);
+      this.options.onLag?.(topic, totalBehind(partitions));
       if (consumer !== this.consumer) return;
       const now = Date.now();
       for (const { partition, committed, readableEnd, behind } of partitions) {

@@ -3,15 +3,12 @@
 
 import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } from 'graphql';
 import type { TopBookItem } from '../service';
+import type { FieldUsageReport } from '../registry/service';
 import type { SubgraphContext } from '../../../platform/subgraph';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
-export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
-export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
-export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
-export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
-export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
+export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
   ID: { input: string; output: string; }
@@ -43,12 +40,14 @@ export type BookReport = {
   readonly topBooks: ReadonlyArray<TopBook>;
 };
 
+/** What one book sold, net of refunds. */
 export type BookSales = {
   readonly __typename?: 'BookSales';
   readonly quantitySold: Scalars['Int']['output'];
   readonly revenue: Scalars['Money']['output'];
 };
 
+/** A day's checkouts and paid orders. */
 export type DailyOrders = {
   readonly __typename?: 'DailyOrders';
   readonly date: Scalars['String']['output'];
@@ -56,6 +55,7 @@ export type DailyOrders = {
   readonly paidOrders: Scalars['Int']['output'];
 };
 
+/** A day's revenue (a day with any activity). */
 export type DailyRevenue = {
   readonly __typename?: 'DailyRevenue';
   /** yyyy-MM-dd (UTC) */
@@ -89,6 +89,7 @@ export type Dashboard = {
   readonly totalRevenue: Scalars['Money']['output'];
 };
 
+/** A month's revenue, payments and checkouts. */
 export type MonthlyRevenue = {
   readonly __typename?: 'MonthlyRevenue';
   /** yyyy-MM */
@@ -125,12 +126,20 @@ export type PaymentReport = {
 
 export type Query = {
   readonly __typename?: 'Query';
+  /** Books sold and the best sellers, all time (`GET /analytics/books`). */
   readonly bookReport: BookReport;
+  /** All-time figures (`GET /analytics/dashboard`). */
   readonly dashboard: Dashboard;
+  /** Orders created and paid over a range, as `revenueReport`'s (`GET /analytics/orders`). */
   readonly orderReport: OrderReport;
+  /** Payment outcomes, all time (`GET /analytics/payments`). */
   readonly paymentReport: PaymentReport;
   /** `from`/`to`: yyyy-MM-dd, inclusive, UTC; `to` defaults to today and `from` to 30 days before `to`. */
   readonly revenueReport: RevenueReport;
+  /** Field usage over the last `days` days, 1 to 90 (`GET /analytics/schema/usage`). */
+  readonly schemaUsage: SchemaUsageReport;
+  /** The schema versions recorded, newest first (`GET /analytics/schema/versions`); `limit` 1 to 100. */
+  readonly schemaVersions: ReadonlyArray<SchemaVersion>;
 };
 
 
@@ -145,6 +154,16 @@ export type QueryRevenueReportArgs = {
   to?: InputMaybe<Scalars['String']['input']>;
 };
 
+
+export type QuerySchemaUsageArgs = {
+  days?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QuerySchemaVersionsArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
 /** `GET /analytics/revenue`: totals over the same range as the arrays. */
 export type RevenueReport = {
   readonly __typename?: 'RevenueReport';
@@ -155,6 +174,95 @@ export type RevenueReport = {
   readonly totalRevenue: Scalars['Money']['output'];
 };
 
+/** A client's requests, as it names itself in `apollographql-client-name`/`-version` (or `graphql-client-name`/`-version`). */
+export type SchemaClientUsage = {
+  readonly __typename?: 'SchemaClientUsage';
+  /** The client's name, or unknown. */
+  readonly name: Scalars['String']['output'];
+  /** Requests within the window whose operation touched the coordinate. */
+  readonly requests: Scalars['Int']['output'];
+  /** The client's version, or unknown. */
+  readonly version: Scalars['String']['output'];
+};
+
+/** What a schema coordinate names. */
+export type SchemaCoordinateKind =
+  | 'ARGUMENT'
+  | 'ENUM_VALUE'
+  | 'FIELD'
+  | 'INPUT_FIELD';
+
+/** A coordinate of the schema with its usage within the window. */
+export type SchemaFieldUsage = {
+  readonly __typename?: 'SchemaFieldUsage';
+  /** Who sent those requests, most first. */
+  readonly clients: ReadonlyArray<SchemaClientUsage>;
+  /** Type.field, Type.field.argument, Input.field or Enum.VALUE. */
+  readonly coordinate: Scalars['String']['output'];
+  readonly deprecated: Scalars['Boolean']['output'];
+  readonly deprecationReason: Maybe<Scalars['String']['output']>;
+  readonly kind: SchemaCoordinateKind;
+  /** The start of the last hour it was used in (ISO-8601), if within the window. */
+  readonly lastUsedAt: Maybe<Scalars['String']['output']>;
+  /** Requests within the window whose operation touched it. */
+  readonly requests: Scalars['Int']['output'];
+};
+
+/** The coordinates of the latest schema version against their usage within the window (`GET /analytics/schema/usage`). */
+export type SchemaUsageReport = {
+  readonly __typename?: 'SchemaUsageReport';
+  /** The window in days, up to now. */
+  readonly days: Scalars['Int']['output'];
+  /** Deprecated coordinates still in use first (most used first), then by use, then by name; `limit` 1 to 1000. */
+  readonly fields: ReadonlyArray<SchemaFieldUsage>;
+  /** The first hour of the window (ISO-8601). */
+  readonly since: Scalars['String']['output'];
+  /** How many coordinates the version has. */
+  readonly totalFields: Scalars['Int']['output'];
+  /** The version whose coordinates are listed: the one published, served or recorded last. */
+  readonly version: Maybe<SchemaVersion>;
+};
+
+
+/** The coordinates of the latest schema version against their usage within the window (`GET /analytics/schema/usage`). */
+export type SchemaUsageReportFieldsArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/**
+ * A version of the schema the registry recorded (CONTRACT §13): published with `npm run schema:publish`,
+ * or served by a gateway that started on it. One version per distinct supergraph.
+ */
+export type SchemaVersion = {
+  readonly __typename?: 'SchemaVersion';
+  /** The commit it was published from, when known. */
+  readonly commit: Maybe<Scalars['String']['output']>;
+  readonly id: Scalars['ID']['output'];
+  /** When it was last published, if ever. */
+  readonly publishedAt: Maybe<Scalars['String']['output']>;
+  /** Who published it, or the gateway that recorded it. */
+  readonly publishedBy: Maybe<Scalars['String']['output']>;
+  /** When it was first recorded (ISO-8601). */
+  readonly recordedAt: Scalars['String']['output'];
+  /** When a gateway last started on it, if ever. */
+  readonly servedAt: Maybe<Scalars['String']['output']>;
+  /** The subgraphs it was composed from, by name. */
+  readonly subgraphs: ReadonlyArray<Scalars['String']['output']>;
+  /** sha256 hex of the supergraph's text. */
+  readonly supergraphHash: Scalars['String']['output'];
+};
+
+export type Subscription = {
+  readonly __typename?: 'Subscription';
+  /**
+   * ADMIN: the all-time figures now, then again after each checkout, payment, failure or refund
+   * (once analytics has counted it).
+   */
+  readonly dashboardUpdated: Dashboard;
+};
+
+/** A best seller: what it sold, net of refunds. */
 export type TopBook = {
   readonly __typename?: 'TopBook';
   /** The catalogue's book; null if it was deleted since. */
@@ -266,7 +374,6 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   BookSales: ResolverTypeWrapper<BookSales>;
   DailyOrders: ResolverTypeWrapper<DailyOrders>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   DailyRevenue: ResolverTypeWrapper<DailyRevenue>;
   Dashboard: ResolverTypeWrapper<Dashboard>;
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
@@ -276,8 +383,15 @@ export type ResolversTypes = {
   PaymentReport: ResolverTypeWrapper<PaymentReport>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   RevenueReport: ResolverTypeWrapper<RevenueReport>;
-  TopBook: ResolverTypeWrapper<TopBookItem>;
+  SchemaClientUsage: ResolverTypeWrapper<SchemaClientUsage>;
+  SchemaCoordinateKind: SchemaCoordinateKind;
+  SchemaFieldUsage: ResolverTypeWrapper<SchemaFieldUsage>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  SchemaUsageReport: ResolverTypeWrapper<FieldUsageReport>;
+  SchemaVersion: ResolverTypeWrapper<SchemaVersion>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  TopBook: ResolverTypeWrapper<TopBookItem>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -288,7 +402,6 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   BookSales: BookSales;
   DailyOrders: DailyOrders;
-  String: Scalars['String']['output'];
   DailyRevenue: DailyRevenue;
   Dashboard: Dashboard;
   Float: Scalars['Float']['output'];
@@ -298,9 +411,22 @@ export type ResolversParentTypes = {
   PaymentReport: PaymentReport;
   Query: Record<PropertyKey, never>;
   RevenueReport: RevenueReport;
-  TopBook: TopBookItem;
+  SchemaClientUsage: SchemaClientUsage;
+  SchemaFieldUsage: SchemaFieldUsage;
   Boolean: Scalars['Boolean']['output'];
+  SchemaUsageReport: FieldUsageReport;
+  SchemaVersion: SchemaVersion;
+  Subscription: Record<PropertyKey, never>;
+  TopBook: TopBookItem;
+  String: Scalars['String']['output'];
 };
+
+export type FromEventsDirectiveArgs = {
+  query: Scalars['String']['input'];
+  topics: ReadonlyArray<Scalars['String']['input']>;
+};
+
+export type FromEventsDirectiveResolver<Result, Parent, ContextType = SubgraphContext, Args = FromEventsDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export type BookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Book'] = ResolversParentTypes['Book'], FederationReferenceType extends FederationReferenceTypes['Book'] = FederationReferenceTypes['Book']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Book']> | FederationReferenceType, FederationReferenceType, ContextType>;
@@ -376,12 +502,53 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   orderReport?: Resolver<ResolversTypes['OrderReport'], ParentType, ContextType, Partial<QueryOrderReportArgs>>;
   paymentReport?: Resolver<ResolversTypes['PaymentReport'], ParentType, ContextType>;
   revenueReport?: Resolver<ResolversTypes['RevenueReport'], ParentType, ContextType, Partial<QueryRevenueReportArgs>>;
+  schemaUsage?: Resolver<ResolversTypes['SchemaUsageReport'], ParentType, ContextType, RequireFields<QuerySchemaUsageArgs, 'days'>>;
+  schemaVersions?: Resolver<ReadonlyArray<ResolversTypes['SchemaVersion']>, ParentType, ContextType, RequireFields<QuerySchemaVersionsArgs, 'limit'>>;
 };
 
 export type RevenueReportResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['RevenueReport'] = ResolversParentTypes['RevenueReport']> = {
   daily?: Resolver<ReadonlyArray<ResolversTypes['DailyRevenue']>, ParentType, ContextType>;
   monthly?: Resolver<ReadonlyArray<ResolversTypes['MonthlyRevenue']>, ParentType, ContextType>;
   totalRevenue?: Resolver<ResolversTypes['Money'], ParentType, ContextType>;
+};
+
+export type SchemaClientUsageResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['SchemaClientUsage'] = ResolversParentTypes['SchemaClientUsage']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type SchemaFieldUsageResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['SchemaFieldUsage'] = ResolversParentTypes['SchemaFieldUsage']> = {
+  clients?: Resolver<ReadonlyArray<ResolversTypes['SchemaClientUsage']>, ParentType, ContextType>;
+  coordinate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  deprecated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  deprecationReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['SchemaCoordinateKind'], ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  requests?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type SchemaUsageReportResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['SchemaUsageReport'] = ResolversParentTypes['SchemaUsageReport']> = {
+  days?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  fields?: Resolver<ReadonlyArray<ResolversTypes['SchemaFieldUsage']>, ParentType, ContextType, RequireFields<SchemaUsageReportFieldsArgs, 'limit' | 'offset'>>;
+  since?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  totalFields?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  version?: Resolver<Maybe<ResolversTypes['SchemaVersion']>, ParentType, ContextType>;
+};
+
+export type SchemaVersionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['SchemaVersion'] = ResolversParentTypes['SchemaVersion']> = {
+  commit?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  publishedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  publishedBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  recordedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  servedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subgraphs?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
+  supergraphHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type SubscriptionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  dashboardUpdated?: SubscriptionResolver<ResolversTypes['Dashboard'], "dashboardUpdated", ParentType, ContextType>;
 };
 
 export type TopBookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['TopBook'] = ResolversParentTypes['TopBook']> = {
@@ -405,6 +572,14 @@ export type Resolvers<ContextType = SubgraphContext> = {
   PaymentReport?: PaymentReportResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   RevenueReport?: RevenueReportResolvers<ContextType>;
+  SchemaClientUsage?: SchemaClientUsageResolvers<ContextType>;
+  SchemaFieldUsage?: SchemaFieldUsageResolvers<ContextType>;
+  SchemaUsageReport?: SchemaUsageReportResolvers<ContextType>;
+  SchemaVersion?: SchemaVersionResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   TopBook?: TopBookResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = SubgraphContext> = {
+  fromEvents?: FromEventsDirectiveResolver<any, any, ContextType>;
+};

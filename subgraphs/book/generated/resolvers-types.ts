@@ -6,11 +6,6 @@ import type { BookResponseDto } from '../../../platform/contracts/books';
 import type { SubgraphContext } from '../../../platform/subgraph';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
-export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
-export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
-export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
-export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
-export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
@@ -29,6 +24,7 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** An author, a record of its own that books refer to. */
 export type Author = {
   readonly __typename?: 'Author';
   readonly biography: Maybe<Scalars['String']['output']>;
@@ -38,16 +34,21 @@ export type Author = {
   readonly lastName: Maybe<Scalars['String']['output']>;
 };
 
+/** A book of the catalogue (CONTRACT §4), the entity other subgraphs refer to by `id`. */
 export type Book = {
   readonly __typename?: 'Book';
   /** In the order the book lists them. */
   readonly authors: ReadonlyArray<Author>;
+  /** Copies a new checkout may have: stock less held; null when the stock is not tracked. */
+  readonly availableStock: Maybe<Scalars['Int']['output']>;
   readonly category: Maybe<Category>;
   /** Where the cover image is loaded from; null until one is uploaded. */
   readonly coverImageUrl: Maybe<Scalars['String']['output']>;
   /** ISO-8601 in UTC without zone, e.g. 2026-11-21T23:03:18.123 */
   readonly createdAt: Scalars['String']['output'];
   readonly description: Maybe<Scalars['String']['output']>;
+  /** Copies held by checkouts not yet paid (each for at most a hold's length); null when the stock is not tracked. */
+  readonly heldStock: Maybe<Scalars['Int']['output']>;
   readonly id: Scalars['ID']['output'];
   /** ISBN-10 or ISBN-13 as given, without separators. */
   readonly isbn: Scalars['String']['output'];
@@ -63,6 +64,7 @@ export type Book = {
   readonly updatedAt: Scalars['String']['output'];
 };
 
+/** A book the search found, with where it matched. */
 export type BookSearchHit = {
   readonly __typename?: 'BookSearchHit';
   readonly book: Book;
@@ -70,6 +72,7 @@ export type BookSearchHit = {
   readonly highlights: ReadonlyArray<SearchHighlight>;
 };
 
+/** A page of the search's matches. */
 export type BookSearchPage = {
   readonly __typename?: 'BookSearchPage';
   /** Best match first. */
@@ -78,6 +81,7 @@ export type BookSearchPage = {
   readonly total: Scalars['Int']['output'];
 };
 
+/** A category of the catalogue. */
 export type Category = {
   readonly __typename?: 'Category';
   readonly description: Maybe<Scalars['String']['output']>;
@@ -85,6 +89,7 @@ export type Category = {
   readonly name: Scalars['String']['output'];
 };
 
+/** A publisher of the catalogue. */
 export type Publisher = {
   readonly __typename?: 'Publisher';
   readonly address: Maybe<Scalars['String']['output']>;
@@ -96,6 +101,7 @@ export type Query = {
   readonly __typename?: 'Query';
   /** Authors by last name, then first name. */
   readonly authors: ReadonlyArray<Author>;
+  /** One book; null when there is none with this id. */
   readonly book: Maybe<Book>;
   /** Books by title, then id. `q` matches title, author name or ISBN; `limit` 1..100. */
   readonly books: ReadonlyArray<Book>;
@@ -282,10 +288,12 @@ export type AuthorResolvers<ContextType = SubgraphContext, ParentType extends Re
 export type BookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Book'] = ResolversParentTypes['Book'], FederationReferenceType extends FederationReferenceTypes['Book'] = FederationReferenceTypes['Book']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Book']> | FederationReferenceType, FederationReferenceType, ContextType>;
   authors?: Resolver<ReadonlyArray<ResolversTypes['Author']>, ParentType, ContextType>;
+  availableStock?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   category?: Resolver<Maybe<ResolversTypes['Category']>, ParentType, ContextType>;
   coverImageUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  heldStock?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   isbn?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   language?: Resolver<ResolversTypes['String'], ParentType, ContextType>;

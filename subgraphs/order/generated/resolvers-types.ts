@@ -7,11 +7,6 @@ import type { DeliveryResponse } from '../webhooks/service';
 import type { SubgraphContext } from '../../../platform/subgraph';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
-export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
-export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
-export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
-export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
-export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -34,6 +29,7 @@ export type Book = {
   readonly id: Scalars['ID']['output'];
 };
 
+/** A new webhook endpoint: where to send, which events (names or wildcards), what it is. */
 export type CreateWebhookEndpointInput = {
   readonly description?: InputMaybe<Scalars['String']['input']>;
   readonly events: ReadonlyArray<Scalars['String']['input']>;
@@ -53,7 +49,7 @@ export type Mutation = {
   readonly deleteWebhookEndpoint: Scalars['Boolean']['output'];
   /** ADMIN: one more attempt at a delivery, now. */
   readonly resendWebhookDelivery: WebhookDelivery;
-  /** ADMIN: a new secret; the old one keeps signing beside it for `overlapSeconds` (default 86400). */
+  /** ADMIN: a new secret; the old one keeps signing beside it for `overlapSeconds` (default 86400), and each earlier one until its own overlap ends (CONFLICT past 5 of them). */
   readonly rotateWebhookSecret: WebhookEndpointSecret;
   /** ADMIN: sends a `webhook.test` ping now and answers its delivery. */
   readonly sendWebhookTest: WebhookDelivery;
@@ -111,10 +107,13 @@ export type MutationUpdateWebhookEndpointArgs = {
   input: UpdateWebhookEndpointInput;
 };
 
+/** An order, one per successful payment (CONTRACT §6). */
 export type Order = {
   readonly __typename?: 'Order';
   /** The statuses `updateOrderStatus` accepts next for this order (an ADMIN's moves); empty once final. REFUNDED comes only from the payment. */
   readonly allowedNextStatuses: ReadonlyArray<OrderStatus>;
+  /** Why we cancelled the order when it was not the customer or an ADMIN: its copies were gone when it was paid (out of stock); it is refunded in full. Null otherwise. */
+  readonly cancellationReason: Maybe<Scalars['String']['output']>;
   /** ISO-8601 in UTC without zone, e.g. 2026-11-21T23:03:18.123 */
   readonly createdAt: Scalars['String']['output'];
   readonly items: ReadonlyArray<OrderItem>;
@@ -147,11 +146,13 @@ export type OrderItem = {
   readonly quantity: Scalars['Int']['output'];
 };
 
+/** The refund of a cancelled order's payment. */
 export type OrderRefundStatus =
   | 'FAILED'
   | 'PENDING'
   | 'REFUNDED';
 
+/** Where an order is in its life (CONTRACT §6); `allowedNextStatuses` says where it may go. */
 export type OrderStatus =
   | 'CANCELLED'
   | 'CONFIRMED'
@@ -208,6 +209,21 @@ export type QueryWebhookEndpointArgs = {
   id: Scalars['ID']['input'];
 };
 
+export type Subscription = {
+  readonly __typename?: 'Subscription';
+  /**
+   * One order, its owner or an ADMIN (anyone else is told it does not exist, as by `order`): its
+   * current state first, then again after each change (status moves, cancellation, refunds).
+   */
+  readonly orderUpdated: Maybe<Order>;
+};
+
+
+export type SubscriptionOrderUpdatedArgs = {
+  orderId: Scalars['ID']['input'];
+};
+
+/** What changes on an endpoint: what is given; `enabled: true` also clears a disabled endpoint's reason. */
 export type UpdateWebhookEndpointInput = {
   readonly description?: InputMaybe<Scalars['String']['input']>;
   readonly enabled?: InputMaybe<Scalars['Boolean']['input']>;
@@ -222,6 +238,7 @@ export type User = {
   readonly userId: Scalars['ID']['output'];
 };
 
+/** One attempt at a delivery. */
 export type WebhookAttempt = {
   readonly __typename?: 'WebhookAttempt';
   readonly attemptedAt: Scalars['String']['output'];
@@ -255,6 +272,7 @@ export type WebhookDelivery = {
   readonly updatedAt: Scalars['String']['output'];
 };
 
+/** Where a webhook delivery stands (CONTRACT §11). */
 export type WebhookDeliveryStatus =
   | 'FAILED'
   | 'PENDING'
@@ -274,7 +292,7 @@ export type WebhookEndpoint = {
   /** The first failed attempt since the last success; null while the endpoint answers. */
   readonly failingSince: Maybe<Scalars['String']['output']>;
   readonly id: Scalars['ID']['output'];
-  /** Until when the secret before the last rotation still signs beside the new one. */
+  /** Until when an earlier secret still signs beside the current one: the last end of the overlaps still running. */
   readonly previousSecretExpiresAt: Maybe<Scalars['String']['output']>;
   readonly updatedAt: Scalars['String']['output'];
   readonly url: Scalars['String']['output'];
@@ -388,7 +406,6 @@ export type ResolversTypes = {
   Book: ResolverTypeWrapper<Book>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   CreateWebhookEndpointInput: CreateWebhookEndpointInput;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Money: ResolverTypeWrapper<Scalars['Money']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
@@ -399,6 +416,7 @@ export type ResolversTypes = {
   OrderStatus: OrderStatus;
   Payment: ResolverTypeWrapper<Payment>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   UpdateWebhookEndpointInput: UpdateWebhookEndpointInput;
   User: ResolverTypeWrapper<Pick<User, 'userId'>>;
   WebhookAttempt: ResolverTypeWrapper<WebhookAttempt>;
@@ -406,6 +424,7 @@ export type ResolversTypes = {
   WebhookDeliveryStatus: WebhookDeliveryStatus;
   WebhookEndpoint: ResolverTypeWrapper<WebhookEndpoint>;
   WebhookEndpointSecret: ResolverTypeWrapper<WebhookEndpointSecret>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -413,7 +432,6 @@ export type ResolversParentTypes = {
   Book: Book;
   ID: Scalars['ID']['output'];
   CreateWebhookEndpointInput: CreateWebhookEndpointInput;
-  String: Scalars['String']['output'];
   Money: Scalars['Money']['output'];
   Mutation: Record<PropertyKey, never>;
   Boolean: Scalars['Boolean']['output'];
@@ -422,13 +440,22 @@ export type ResolversParentTypes = {
   OrderItem: OrderItemResponse;
   Payment: Payment;
   Query: Record<PropertyKey, never>;
+  Subscription: Record<PropertyKey, never>;
   UpdateWebhookEndpointInput: UpdateWebhookEndpointInput;
   User: Pick<User, 'userId'>;
   WebhookAttempt: WebhookAttempt;
   WebhookDelivery: DeliveryResponse;
   WebhookEndpoint: WebhookEndpoint;
   WebhookEndpointSecret: WebhookEndpointSecret;
+  String: Scalars['String']['output'];
 };
+
+export type FromEventsDirectiveArgs = {
+  query: Scalars['String']['input'];
+  topics: ReadonlyArray<Scalars['String']['input']>;
+};
+
+export type FromEventsDirectiveResolver<Result, Parent, ContextType = SubgraphContext, Args = FromEventsDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export type BookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Book'] = ResolversParentTypes['Book']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -452,6 +479,7 @@ export type MutationResolvers<ContextType = SubgraphContext, ParentType extends 
 export type OrderResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Order'] = ResolversParentTypes['Order'], FederationReferenceType extends FederationReferenceTypes['Order'] = FederationReferenceTypes['Order']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['Order']> | FederationReferenceType, FederationReferenceType, ContextType>;
   allowedNextStatuses?: Resolver<ReadonlyArray<ResolversTypes['OrderStatus']>, ParentType, ContextType>;
+  cancellationReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   items?: Resolver<ReadonlyArray<ResolversTypes['OrderItem']>, ParentType, ContextType>;
   orderId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -485,6 +513,10 @@ export type QueryResolvers<ContextType = SubgraphContext, ParentType extends Res
   webhookEndpoint?: Resolver<Maybe<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType, RequireFields<QueryWebhookEndpointArgs, 'id'>>;
   webhookEndpoints?: Resolver<ReadonlyArray<ResolversTypes['WebhookEndpoint']>, ParentType, ContextType>;
   webhookSubscriptions?: Resolver<ReadonlyArray<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SubscriptionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  orderUpdated?: SubscriptionResolver<Maybe<ResolversTypes['Order']>, "orderUpdated", ParentType, ContextType, RequireFields<SubscriptionOrderUpdatedArgs, 'orderId'>>;
 };
 
 export type UserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
@@ -546,6 +578,7 @@ export type Resolvers<ContextType = SubgraphContext> = {
   OrderItem?: OrderItemResolvers<ContextType>;
   Payment?: PaymentResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   WebhookAttempt?: WebhookAttemptResolvers<ContextType>;
   WebhookDelivery?: WebhookDeliveryResolvers<ContextType>;
@@ -553,3 +586,6 @@ export type Resolvers<ContextType = SubgraphContext> = {
   WebhookEndpointSecret?: WebhookEndpointSecretResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = SubgraphContext> = {
+  fromEvents?: FromEventsDirectiveResolver<any, any, ContextType>;
+};

@@ -7,12 +7,13 @@
  * waiting deliveries fail with it.
  */
 import { randomUUID } from 'node:crypto';
+import { Counter, type Registry } from 'prom-client';
 import { In, IsNull, LessThan, LessThanOrEqual, type EntityManager } from 'typeorm';
 import type { Config } from '../../../platform/config';
 import type { Database } from '../../../platform/database';
 import { contractTimestamp } from '../../../platform/errors';
 import type { Logger } from '../../../platform/logger';
-import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities';
+import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, overlappingSecrets } from './entities';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signatureHeader } from './signature';
 import { postTo } from './targets';
 
@@ -25,22 +26,39 @@ export interface Claimed {
   token: string;
 }
 
-/** The secrets a delivery is signed with now: the current one, and the previous one while its overlap lasts. */
+/** The secrets a delivery is signed with now: the current one, then each earlier one still inside its overlap, newest first. */
 export function signingSecrets(endpoint: WebhookEndpoint, now = new Date()): string[] {
-  const overlap = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now;
-  return overlap ? [endpoint.secret, endpoint.previousSecret as string] : [endpoint.secret];
+  return [endpoint.secret, ...overlappingSecrets(endpoint, now).map((retired) => retired.secret)];
 }
 
 export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
   private stopped = true;
+  private readonly attempts = new Counter({
+    name: 'bookstore_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome: delivered (a 2xx) or failed (any other answer, or none)',
+    labelNames: ['outcome'],
+    registers: [],
+  });
+  private readonly givenUp = new Counter({
+    name: 'bookstore_webhook_deliveries_failed_total',
+    help: 'Webhook deliveries that ended FAILED: their retries spent, or their endpoint disabled',
+    registers: [],
+  });
 
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
     private readonly settings: Config['webhooks'],
   ) {}
+
+  registerMetrics(registry: Registry): void {
+    // Both outcomes from the start, so a failure ratio has a denominator before the first failure.
+    for (const outcome of ['delivered', 'failed']) this.attempts.inc({ outcome }, 0);
+    registry.registerMetric(this.attempts);
+    registry.registerMetric(this.givenUp);
+  }
 
   start(): void {
     this.stopped = false;
@@ -131,7 +149,7 @@ export class Dispatcher {
     const number = delivery.attempts + 1;
     const done = error === null || number >= delivery.maxAttempts;
     const finished = new Date();
-    await this.db.transaction(async (manager) => {
+    const failedWithEndpoint = await this.db.transaction(async (manager) => {
       await manager.insert(WebhookAttempt, {
         deliveryId: delivery.id,
         number,
@@ -156,8 +174,10 @@ export class Dispatcher {
           updatedAt: finished,
         },
       );
-      await this.recordHealth(manager, endpoint, error, finished);
+      return this.recordHealth(manager, endpoint, error, finished);
     });
+    this.attempts.inc({ outcome: error === null ? 'delivered' : 'failed' });
+    this.givenUp.inc((error !== null && done ? 1 : 0) + failedWithEndpoint);
     if (error !== null)
       this.logger.info(
         { deliveryId: delivery.id, endpointId: endpoint.id, attempt: number, error },
@@ -166,34 +186,39 @@ export class Dispatcher {
     return this.db.manager.findOneOrFail(WebhookDelivery, { where: { id: delivery.id } });
   }
 
-  /** A success clears the endpoint's failing streak; a failure starts one, and one that lasted the window disables the endpoint. */
-  private async recordHealth(manager: EntityManager, endpoint: WebhookEndpoint, error: string | null, now: Date): Promise<void> {
+  /**
+   * A success clears the endpoint's failing streak; a failure starts one, and one that lasted the
+   * window disables the endpoint. Resolves with the number of waiting deliveries failed with it.
+   */
+  private async recordHealth(manager: EntityManager, endpoint: WebhookEndpoint, error: string | null, now: Date): Promise<number> {
     if (error === null) {
       await manager.update(WebhookEndpoint, { id: endpoint.id }, { failingSince: null });
-      return;
+      return 0;
     }
     await manager.update(WebhookEndpoint, { id: endpoint.id, failingSince: IsNull() }, { failingSince: now });
     const current = await manager.findOne(WebhookEndpoint, { where: { id: endpoint.id } });
-    if (!current?.enabled || !current.failingSince || now.getTime() - current.failingSince.getTime() < this.settings.disableAfterMs) return;
+    if (!current?.enabled || !current.failingSince || now.getTime() - current.failingSince.getTime() < this.settings.disableAfterMs) return 0;
     const reason = `Every delivery failed since ${contractTimestamp(current.failingSince)}; last: ${error}`.slice(0, 500);
     await manager.update(WebhookEndpoint, { id: endpoint.id, enabled: true }, { enabled: false, disabledAt: now, disabledReason: reason, updatedAt: now });
-    await manager.update(
+    const { affected } = await manager.update(
       WebhookDelivery,
       { endpointId: endpoint.id, status: 'PENDING', claimToken: IsNull() },
       { status: 'FAILED', nextAttemptAt: null, lastError: 'endpoint disabled', updatedAt: now },
     );
     this.logger.warn({ endpointId: endpoint.id, url: endpoint.url, failingSince: current.failingSince, reason }, 'webhook endpoint disabled: its deliveries kept failing');
+    return affected ?? 0;
   }
 
   /** A delivery claimed for an endpoint disabled meanwhile: it fails without an attempt. */
   private async failWithEndpoint({ delivery, token }: Claimed): Promise<void> {
-    await this.db.transaction((manager) =>
+    const { affected } = await this.db.transaction((manager) =>
       manager.update(
         WebhookDelivery,
         { id: delivery.id, claimToken: token },
         { status: 'FAILED', nextAttemptAt: null, claimToken: null, claimedUntil: null, lastError: 'endpoint disabled', updatedAt: new Date() },
       ),
     );
+    this.givenUp.inc(affected ?? 0);
   }
 
   /** Deliveries an endpoint's deletion leaves behind go with it. */

@@ -5,12 +5,35 @@ import { TimestampColumn } from '../../../platform/database';
 export const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** The longest endpoint URL, as stored (parsed and percent-encoded). */
+export const MAX_URL_LENGTH = 2048;
+
+/** A secret a rotation replaced, still signing beside the current one until `expiresAt`. */
+export interface RetiredSecret {
+  secret: string;
+  expiresAt: Date;
+}
+
+/** At most this many earlier secrets sign beside the current one: a header a receiver can still read. */
+export const MAX_RETIRED_SECRETS = 5;
+
+/** The earlier secrets of an endpoint still inside their overlap at `now`, newest first. */
+export function overlappingSecrets(endpoint: Pick<WebhookEndpoint, 'previousSecrets'>, now = new Date()): RetiredSecret[] {
+  return endpoint.previousSecrets.filter((retired) => retired.expiresAt > now);
+}
+
+const retiredSecrets = {
+  to: (value: RetiredSecret[]) => JSON.stringify(value.map((retired) => ({ secret: retired.secret, expiresAt: retired.expiresAt.toISOString() }))),
+  from: (value: string | null) =>
+    (JSON.parse(value ?? '[]') as { secret: string; expiresAt: string }[]).map((retired) => ({ secret: retired.secret, expiresAt: new Date(retired.expiresAt) })),
+};
+
 @Entity({ name: 'webhook_endpoints' })
 export class WebhookEndpoint {
   @PrimaryColumn({ type: 'varchar', length: 36 })
   id!: string;
 
-  @Column({ type: 'varchar', length: 2048 })
+  @Column({ type: 'varchar', length: MAX_URL_LENGTH })
   url!: string;
 
   @Column({ type: 'varchar', length: 500, nullable: true })
@@ -26,12 +49,12 @@ export class WebhookEndpoint {
   @Column({ type: 'varchar', length: 100 })
   secret!: string;
 
-  /** The secret before the last rotation, still signed with until `previousSecretExpiresAt`. */
-  @Column({ name: 'previous_secret', type: 'varchar', length: 100, nullable: true })
-  previousSecret!: string | null;
-
-  @TimestampColumn('previous_secret_expires_at', { nullable: true })
-  previousSecretExpiresAt!: Date | null;
+  /**
+   * The secrets earlier rotations replaced whose overlap had not ended at the last rotation, newest
+   * first, a JSON array (at most MAX_RETIRED_SECRETS of them, so it fits its column).
+   */
+  @Column({ name: 'previous_secrets', type: 'varchar', length: 1000, transformer: retiredSecrets })
+  previousSecrets!: RetiredSecret[];
 
   /** The first failed attempt since the last success; null while the endpoint answers. */
   @TimestampColumn('failing_since', { nullable: true })

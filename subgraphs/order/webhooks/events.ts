@@ -99,12 +99,13 @@ async function fanOut(manager: EntityManager, events: { topic: string; event: Ev
  * The fan-out's consumer: a group of its own (`order-service.webhooks`), so it reads payment-success
  * beside the consumer that makes orders from it, and records what it applied under that name.
  */
-export function webhookConsumer(shell: Pick<ServiceShell, 'bus' | 'db' | 'logger'>): Promise<Subscription> {
+export function webhookConsumer(shell: Pick<ServiceShell, 'bus' | 'db' | 'logger' | 'eventMetrics'>): Promise<Subscription> {
   return consumeBatch({
     service: 'order',
     bus: shell.bus,
     db: shell.db,
     logger: shell.logger,
+    metrics: shell.eventMetrics,
     groupId: `${consumerGroupOf('order')}.webhooks`,
     topics: schemasOf(Object.keys(TOPIC_TYPES) as Topic[]),
     maxBatchSize: 500,

@@ -3,6 +3,7 @@
  * the payment's that the order service already consumes, and it needs no seventh process. Its
  * tables live in the order database; its routes are mounted at /api/webhooks.
  */
+import type { Registry } from 'prom-client';
 import type { ServiceShell } from '../../../rest-compat/service';
 import { Dispatcher } from './dispatcher';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './entities';
@@ -20,6 +21,7 @@ export function buildWebhooks(shell: ServiceShell) {
     webhooks,
     routes: webhookRoutes(webhooks, shell.verifier),
     consumer: () => webhookConsumer(shell),
+    registerMetrics: (registry: Registry) => dispatcher.registerMetrics(registry),
     start: () => dispatcher.start(),
     stop: () => dispatcher.stop(),
   };

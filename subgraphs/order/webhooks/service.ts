@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { In, type FindOptionsWhere } from 'typeorm';
 import { assertRole, type Principal } from '../../../platform/auth';
 import type { Config } from '../../../platform/config';
-import type { Database } from '../../../platform/database';
-import { badRequest, conflict, contractTimestamp, notFound } from '../../../platform/errors';
-import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryStatus } from './entities';
+import { forUpdate, type Database } from '../../../platform/database';
+import { badRequest, conflict, contractTimestamp, notFound, validationFailed } from '../../../platform/errors';
+import { MAX_RETIRED_SECRETS, MAX_URL_LENGTH, WebhookAttempt, WebhookDelivery, WebhookEndpoint, overlappingSecrets, type DeliveryStatus } from './entities';
 import { Dispatcher } from './dispatcher';
 import type { CreateEndpointRequest, RotateSecretRequest, UpdateEndpointRequest } from './dto';
 import { TEST_EVENT_TYPE, newDelivery } from './events';
 import { newSecret } from './signature';
-import { TargetRefused, checkTarget } from './targets';
+import { TargetRefused, checkTarget, parseTargetUrl } from './targets';
 
 const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
 const timestamp = (date: Date | null) => (date ? contractTimestamp(date) : null);
@@ -62,7 +62,8 @@ export interface DeliveryResponse {
 }
 
 function toEndpoint(endpoint: WebhookEndpoint, now = new Date()): EndpointResponse {
-  const overlap = endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? endpoint.previousSecretExpiresAt : null;
+  const ends = overlappingSecrets(endpoint, now).map((retired) => retired.expiresAt.getTime());
+  const overlap = ends.length > 0 ? new Date(Math.max(...ends)) : null;
   return {
     id: endpoint.id,
     url: endpoint.url,
@@ -115,8 +116,7 @@ export function newEndpoint(fields: Pick<WebhookEndpoint, 'url' | 'events' | 'de
     events: [...new Set(fields.events)],
     enabled: true,
     secret: newSecret(),
-    previousSecret: null,
-    previousSecretExpiresAt: null,
+    previousSecrets: [],
     failingSince: null,
     disabledAt: null,
     disabledReason: null,
@@ -134,9 +134,16 @@ export class WebhookService {
     private readonly settings: Config['webhooks'],
   ) {}
 
+  /**
+   * The URL as it is stored (parsed and normalised: a non-ASCII path percent-encoded), held to the
+   * column's length as stored (CONTRACT §1.2) and to the targets a webhook may reach.
+   */
   private async checkedUrl(url: string): Promise<string> {
     try {
-      return (await checkTarget(url, this.settings.allowPrivateTargets)).toString();
+      const stored = parseTargetUrl(url).toString();
+      if (stored.length > MAX_URL_LENGTH) throw validationFailed([`url: must be shorter than or equal to ${MAX_URL_LENGTH} characters once percent-encoded`]);
+      await checkTarget(stored, this.settings.allowPrivateTargets);
+      return stored;
     } catch (error) {
       if (error instanceof TargetRefused) throw badRequest(`Webhook URL refused: ${error.message}`, 'WEBHOOK_TARGET_REFUSED');
       throw error;
@@ -214,18 +221,32 @@ export class WebhookService {
     });
   }
 
-  /** A new secret; the old one keeps signing beside it for `overlapSeconds` (default 24 h), so receivers can switch without a gap. */
+  /**
+   * A new secret. The one it replaces keeps signing beside it for `overlapSeconds` (default 24 h;
+   * 0 ends it at once), so receivers can switch without a gap, and every earlier secret still
+   * inside its own overlap keeps signing until that ends. Rotations of one endpoint are taken one
+   * after the other under its row lock, so two at once keep both secrets. 409 when more than
+   * MAX_RETIRED_SECRETS earlier secrets would overlap.
+   */
   async rotateSecret(principal: Principal, id: string, request: RotateSecretRequest): Promise<EndpointWithSecret> {
     assertRole(principal, 'ADMIN');
-    const endpoint = await this.endpoint(id);
-    const now = new Date();
     const overlapSeconds = request.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
     const secret = newSecret();
-    const previous =
-      overlapSeconds > 0
-        ? { previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(now.getTime() + overlapSeconds * 1000) }
-        : { previousSecret: null, previousSecretExpiresAt: null };
-    await this.db.transaction((manager) => manager.update(WebhookEndpoint, { id }, { secret, ...previous, updatedAt: now }));
+    await this.db.transaction(async (manager) => {
+      const endpoint = await manager.findOne(WebhookEndpoint, { where: { id }, ...forUpdate(this.db) });
+      if (!endpoint) throw endpointNotFound(id);
+      const now = new Date();
+      const replaced = overlapSeconds > 0 ? [{ secret: endpoint.secret, expiresAt: new Date(now.getTime() + overlapSeconds * 1000) }] : [];
+      const previousSecrets = [...replaced, ...overlappingSecrets(endpoint, now)];
+      if (previousSecrets.length > MAX_RETIRED_SECRETS) {
+        const first = new Date(Math.min(...overlappingSecrets(endpoint, now).map((retired) => retired.expiresAt.getTime())));
+        throw conflict(
+          `Webhook endpoint ${id} already signs with ${MAX_RETIRED_SECRETS} earlier secrets: rotate with overlapSeconds 0, or after ${contractTimestamp(first)} when the first overlap ends`,
+          'WEBHOOK_SECRETS_OVERLAP',
+        );
+      }
+      await manager.update(WebhookEndpoint, { id }, { secret, previousSecrets, updatedAt: now });
+    });
     return { ...toEndpoint(await this.endpoint(id)), secret };
   }
 

@@ -1,7 +1,8 @@
 /**
  * Where a webhook may go, and the one way it is sent. Only http and https; no loopback, link-local,
- * private, unique-local, shared, multicast or unspecified address unless the configuration allows
- * them. A host name is checked when the endpoint is saved and again at each attempt: the request
+ * private, unique-local, site-local, shared, multicast or unspecified address, nor an IPv6 address
+ * that carries one of those IPv4 addresses (mapped, translated, compatible, NAT64, 6to4, Teredo),
+ * unless the configuration allows them. A host name is checked when the endpoint is saved and again at each attempt: the request
  * connects to the very address the check resolved (the lookup is the guard), so a name that turns
  * private after its check (DNS rebinding) is refused, not reached. Redirects are never followed.
  */
@@ -9,9 +10,10 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const BLOCKED = new net.BlockList();
-for (const [address, prefix] of [
+/** The IPv4 ranges a webhook must not reach (CONTRACT §11), as address and prefix length. */
+export const REFUSED_IPV4_RANGES: readonly (readonly [string, number])[] = [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
@@ -23,34 +25,58 @@ for (const [address, prefix] of [
   ['198.18.0.0', 15],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const)
-  BLOCKED.addSubnet(address, prefix, 'ipv4');
-for (const [address, prefix] of [
+];
+
+/** The IPv6 ranges refused whatever they carry; the forms that carry an IPv4 address are judged by it (`embeddedIpv4`). */
+export const REFUSED_IPV6_RANGES: readonly (readonly [string, number])[] = [
   ['::', 128],
   ['::1', 128],
+  // The local-use NAT64 prefix (RFC 8215): a translator of the network's own, to its own IPv4 space.
+  ['64:ff9b:1::', 48],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Site-local (deprecated by RFC 3879, still routed inside some networks).
+  ['fec0::', 10],
   ['ff00::', 8],
-] as const)
-  BLOCKED.addSubnet(address, prefix, 'ipv6');
+];
 
-/** The IPv4 address inside an IPv4-mapped IPv6 one (`::ffff:127.0.0.1`, `::ffff:7f00:1`). */
-function mappedIpv4(address: string): string | undefined {
-  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (dotted) return dotted[1];
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return undefined;
-  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+const BLOCKED = new net.BlockList();
+for (const [address, prefix] of REFUSED_IPV4_RANGES) BLOCKED.addSubnet(address, prefix, 'ipv4');
+for (const [address, prefix] of REFUSED_IPV6_RANGES) BLOCKED.addSubnet(address, prefix, 'ipv6');
+
+/** An IPv4 address from 32 bits. */
+const ipv4Of = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/**
+ * The IPv4 addresses an IPv6 one carries, by the forms that reach IPv4 (each judged as the IPv4
+ * address it carries): IPv4-mapped `::ffff:0:0/96`, IPv4-translated `::ffff:0:0:0/96` (RFC 6145),
+ * IPv4-compatible `::/96` (deprecated), NAT64's well-known prefix `64:ff9b::/96` (RFC 6052), 6to4
+ * `2002::/16` (the 32 bits after the prefix) and Teredo `2001::/32` (its server, and its client
+ * with the bits inverted, RFC 4380).
+ */
+export function embeddedIpv4(address: string): string[] {
+  if (!ipaddr.IPv6.isValid(address)) return [];
+  const parts = ipaddr.IPv6.parse(address).parts;
+  const zeros = (from: number, to: number) => parts.slice(from, to).every((part) => part === 0);
+  const [last, lastLow] = [parts[6], parts[7]];
+  if (zeros(0, 5) && (parts[5] === 0xffff || parts[5] === 0)) return [ipv4Of(last, lastLow)];
+  if (zeros(0, 4) && parts[4] === 0xffff && parts[5] === 0) return [ipv4Of(last, lastLow)];
+  if (parts[0] === 0x64 && parts[1] === 0xff9b && zeros(2, 6)) return [ipv4Of(last, lastLow)];
+  if (parts[0] === 0x2002) return [ipv4Of(parts[1], parts[2])];
+  if (parts[0] === 0x2001 && parts[1] === 0) return [ipv4Of(parts[2], parts[3]), ipv4Of(last ^ 0xffff, lastLow ^ 0xffff)];
+  return [];
 }
 
-/** Whether an IP address is one a webhook must not reach. */
+/**
+ * Whether an IP address is one a webhook must not reach: not an address, a blocked one, or one that
+ * carries a blocked IPv4 address. An IPv6 zone id (`%eth0`) is left out: the address is judged.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const v4 = mappedIpv4(address);
-  if (v4) return BLOCKED.check(v4, 'ipv4');
   const family = net.isIP(address);
   if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return BLOCKED.check(address, 'ipv4');
+  const [bare] = address.split('%', 1);
+  return BLOCKED.check(bare, 'ipv6') || embeddedIpv4(bare).some((v4) => BLOCKED.check(v4, 'ipv4'));
 }
 
 export class TargetRefused extends Error {}
@@ -77,7 +103,7 @@ export function parseTargetUrl(value: string): URL {
 async function resolvePublic(host: string): Promise<dns.LookupAddress[]> {
   let addresses: dns.LookupAddress[];
   try {
-    addresses = await dns.promises.lookup(host, { all: true, verbatim: true });
+    addresses = await dns.promises.lookup(host, { all: true, order: 'verbatim' });
   } catch {
     throw new TargetRefused(`host ${host} does not resolve`);
   }

@@ -259,6 +259,60 @@ describe('deliveries', () => {
     expect(verifyWebhookSignature(received.body, header, endpoint.secret, 300)).toBe(true);
   });
 
+  it('keeps signing with every rotated-out secret until its own overlap ends, through a second rotation within the first overlap', async () => {
+    const endpoint = await createEndpoint('/rotated-twice', ['book.stock_low']);
+    const rotate = (overlapSeconds: number) => api().post(`/api/webhooks/endpoints/${endpoint.id}/rotate-secret`).set('Authorization', admin()).send({ overlapSeconds });
+    const first = await rotate(3600);
+    expect(first.status).toBe(200);
+    const second = await rotate(600);
+    expect(second.status).toBe(200);
+    // The original secret's overlap (an hour) outlasts the first rotated-out secret's (ten minutes).
+    const originalEnds = Date.parse(`${first.body.previousSecretExpiresAt as string}Z`);
+    expect(second.body.previousSecretExpiresAt).toBe(first.body.previousSecretExpiresAt);
+    expect(originalEnds).toBeGreaterThan(Date.now() + 3000 * 1000);
+
+    await api().post(`/api/webhooks/endpoints/${endpoint.id}/test`).set('Authorization', admin());
+    const [received] = receiver.received('/rotated-twice');
+    const header = String(received.headers['bookstore-signature']);
+    expect(header).toMatch(/^t=\d+(,v1=[0-9a-f]{64}){3}$/);
+    for (const secret of [second.body.secret as string, first.body.secret as string, endpoint.secret])
+      expect(verifyWebhookSignature(received.body, header, secret, 300)).toBe(true);
+
+    // A rotation with no overlap ends the secret it replaces at once; the earlier ones keep theirs.
+    const third = await rotate(0);
+    expect(third.status).toBe(200);
+    await api().post(`/api/webhooks/endpoints/${endpoint.id}/test`).set('Authorization', admin());
+    const [, again] = receiver.received('/rotated-twice');
+    const signed = String(again.headers['bookstore-signature']);
+    const signs = (secret: string) => verifyWebhookSignature(again.body, signed, secret, 300);
+    expect([third.body.secret, second.body.secret, first.body.secret, endpoint.secret].map((secret) => signs(secret as string))).toEqual([true, false, true, true]);
+  });
+
+  it('keeps both secrets of two rotations made at once: the one not current signs beside it', async () => {
+    const endpoint = await createEndpoint('/rotated-at-once', ['book.stock_low']);
+    const rotate = () => api().post(`/api/webhooks/endpoints/${endpoint.id}/rotate-secret`).set('Authorization', admin()).send({ overlapSeconds: 600 });
+    const answers = await Promise.all([rotate(), rotate()]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    await api().post(`/api/webhooks/endpoints/${endpoint.id}/test`).set('Authorization', admin());
+    const [received] = receiver.received('/rotated-at-once');
+    const header = String(received.headers['bookstore-signature']);
+    for (const secret of [endpoint.secret, ...answers.map((answer) => answer.body.secret as string)]) expect(verifyWebhookSignature(received.body, header, secret, 300)).toBe(true);
+  });
+
+  it('answers 409 to a rotation that would overlap more than five earlier secrets, and rotates with no overlap', async () => {
+    const endpoint = await createEndpoint('/rotated-often', ['book.stock_low']);
+    const rotate = (overlapSeconds: number) => api().post(`/api/webhooks/endpoints/${endpoint.id}/rotate-secret`).set('Authorization', admin()).send({ overlapSeconds });
+    for (let i = 0; i < 5; i += 1) expect((await rotate(600)).status).toBe(200);
+    const refused = await rotate(600);
+    expectEnvelope(refused, 409, /^Webhook endpoint .* already signs with 5 earlier secrets/);
+    const immediate = await rotate(0);
+    expect(immediate.status).toBe(200);
+    await api().post(`/api/webhooks/endpoints/${endpoint.id}/test`).set('Authorization', admin());
+    const [received] = receiver.received('/rotated-often');
+    expect(String(received.headers['bookstore-signature'])).toMatch(/^t=\d+(,v1=[0-9a-f]{64}){6}$/);
+    expect(verifyWebhookSignature(received.body, String(received.headers['bookstore-signature']), immediate.body.secret as string, 300)).toBe(true);
+  });
+
   it('makes one delivery per endpoint of an event the bus delivers twice', async () => {
     const endpoint = await createEndpoint('/once', ['payment.failed']);
     const buyer = await registeredUser(suite.stack);

@@ -7,11 +7,6 @@ import type { PaymentItemResponse } from '../dto';
 import type { SubgraphContext } from '../../../platform/subgraph';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
-export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
-export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
-export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
-export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
-export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -66,6 +61,7 @@ export type Order = {
   readonly orderId: Scalars['ID']['output'];
 };
 
+/** A checkout's payment through Stripe (CONTRACT §5). */
 export type Payment = {
   readonly __typename?: 'Payment';
   readonly amount: Scalars['Money']['output'];
@@ -74,6 +70,10 @@ export type Payment = {
   readonly createdAt: Scalars['String']['output'];
   /** ISO 4217, lower case, e.g. usd. */
   readonly currency: Scalars['String']['output'];
+  /** Why a FAILED payment failed: the provider's code (card_declined, ...), or checkout_expired when its stock hold ran out unpaid. Null otherwise. */
+  readonly failureReason: Maybe<Scalars['String']['output']>;
+  /** While PAYMENT_PENDING, until when the copies of its tracked books are held for it (ISO-8601 UTC); then the checkout expires unpaid. Null otherwise. */
+  readonly holdExpiresAt: Maybe<Scalars['String']['output']>;
   readonly items: ReadonlyArray<PaymentItem>;
   /** Null until the order exists. */
   readonly order: Maybe<Order>;
@@ -103,6 +103,7 @@ export type PaymentItem = {
   readonly quantity: Scalars['Int']['output'];
 };
 
+/** Where a payment stands (CONTRACT §5). */
 export type PaymentStatus =
   | 'FAILED'
   | 'PAYMENT_PENDING'
@@ -180,10 +181,26 @@ export type RefundReason =
   | 'OTHER'
   | 'REQUESTED_BY_CUSTOMER';
 
+/** Where a refund stands at Stripe (CONTRACT §11). */
 export type RefundStatus =
   | 'FAILED'
   | 'PENDING'
   | 'SUCCEEDED';
+
+export type Subscription = {
+  readonly __typename?: 'Subscription';
+  /**
+   * One payment, its owner or an ADMIN (anyone else is told it does not exist, as by `payment`): its
+   * current state first, then again after each change of it or of its order (paid, failed, refunded,
+   * its order made, cancelled or moved on), so a shop learns "paid, order created" without polling.
+   */
+  readonly paymentUpdated: Maybe<Payment>;
+};
+
+
+export type SubscriptionPaymentUpdatedArgs = {
+  paymentId: Scalars['ID']['input'];
+};
 
 export type User = {
   readonly __typename?: 'User';
@@ -296,7 +313,6 @@ export type ResolversTypes = {
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Order: ResolverTypeWrapper<Order>;
   Payment: ResolverTypeWrapper<PaymentView>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   PaymentItem: ResolverTypeWrapper<PaymentItemResponse>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   PaymentStatus: PaymentStatus;
@@ -308,7 +324,9 @@ export type ResolversTypes = {
   RefundItemInput: RefundItemInput;
   RefundReason: RefundReason;
   RefundStatus: RefundStatus;
+  Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   User: ResolverTypeWrapper<Pick<User, 'userId'>>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -319,7 +337,6 @@ export type ResolversParentTypes = {
   Mutation: Record<PropertyKey, never>;
   Order: Order;
   Payment: PaymentView;
-  String: Scalars['String']['output'];
   PaymentItem: PaymentItemResponse;
   Int: Scalars['Int']['output'];
   Query: Record<PropertyKey, never>;
@@ -328,8 +345,17 @@ export type ResolversParentTypes = {
   RefundInput: RefundInput;
   RefundItem: RefundItem;
   RefundItemInput: RefundItemInput;
+  Subscription: Record<PropertyKey, never>;
   User: Pick<User, 'userId'>;
+  String: Scalars['String']['output'];
 };
+
+export type FromEventsDirectiveArgs = {
+  query: Scalars['String']['input'];
+  topics: ReadonlyArray<Scalars['String']['input']>;
+};
+
+export type FromEventsDirectiveResolver<Result, Parent, ContextType = SubgraphContext, Args = FromEventsDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export type BookResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Book'] = ResolversParentTypes['Book']> = {
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
@@ -354,6 +380,8 @@ export type PaymentResolvers<ContextType = SubgraphContext, ParentType extends R
   checkoutId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  failureReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  holdExpiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   items?: Resolver<ReadonlyArray<ResolversTypes['PaymentItem']>, ParentType, ContextType>;
   order?: Resolver<Maybe<ResolversTypes['Order']>, ParentType, ContextType>;
   orderId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
@@ -401,6 +429,10 @@ export type RefundItemResolvers<ContextType = SubgraphContext, ParentType extend
   quantity?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type SubscriptionResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  paymentUpdated?: SubscriptionResolver<Maybe<ResolversTypes['Payment']>, "paymentUpdated", ParentType, ContextType, RequireFields<SubscriptionPaymentUpdatedArgs, 'paymentId'>>;
+};
+
 export type UserResolvers<ContextType = SubgraphContext, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User'], FederationReferenceType extends FederationReferenceTypes['User'] = FederationReferenceTypes['User']> = {
   __resolveReference?: ReferenceResolver<Maybe<ResolversTypes['User']> | FederationReferenceType, FederationReferenceType, ContextType>;
   payments?: Resolver<ReadonlyArray<ResolversTypes['Payment']>, ParentType, ContextType>;
@@ -417,6 +449,10 @@ export type Resolvers<ContextType = SubgraphContext> = {
   Query?: QueryResolvers<ContextType>;
   Refund?: RefundResolvers<ContextType>;
   RefundItem?: RefundItemResolvers<ContextType>;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = SubgraphContext> = {
+  fromEvents?: FromEventsDirectiveResolver<any, any, ContextType>;
+};

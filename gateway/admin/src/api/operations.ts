@@ -19,6 +19,7 @@ import {
   ResendWebhookDeliveryDocument,
   RotateWebhookSecretDocument,
   SearchBooksDocument,
+  SchemaRegistryDocument,
   SearchUsersDocument,
   SendWebhookTestDocument,
   SetWebhookEndpointEnabledDocument,
@@ -29,6 +30,7 @@ import {
   WebhookDeliveriesDocument,
   WebhookEndpointsDocument,
   type OrderQuery,
+  type SchemaRegistryQuery,
   type OrdersQuery,
   type RefundInput,
   type OrderStatus,
@@ -53,6 +55,8 @@ export type UserSession = NonNullable<UserDetail['sessions']>[number];
 export type LineItem = UserPayment['items'][number];
 export type OrderRow = OrdersQuery['orders'][number];
 export type OrderDetail = NonNullable<OrderQuery['order']>;
+/** A coordinate of the schema with its usage (the Schema page). */
+export type SchemaFieldRow = SchemaRegistryQuery['schemaUsage']['fields'][number];
 /** What the profile form edits: the schema's UserInput but `email`, which may only be sent unchanged. */
 export type ProfileFields = Omit<UserInput, 'email'>;
 
@@ -81,4 +85,5 @@ export const api = {
   rotateWebhookSecret: (id: string) => graphql(RotateWebhookSecretDocument, { id }).then((data) => data.rotateWebhookSecret),
   sendWebhookTest: (endpointId: string) => graphql(SendWebhookTestDocument, { endpointId }).then((data) => data.sendWebhookTest),
   resendWebhookDelivery: (deliveryId: string) => graphql(ResendWebhookDeliveryDocument, { deliveryId }).then((data) => data.resendWebhookDelivery),
+  schemaRegistry: (days: number) => graphql(SchemaRegistryDocument, { days }),
 };

@@ -1,4 +1,7 @@
-/** One catalogue book, what it sold and its stock, with its cover and a form to upload a new one. */
+/**
+ * One catalogue book, what it sold and its stock (on the shelf, held by checkouts not yet paid, and
+ * available to a new checkout), with its cover and a form to upload a new one.
+ */
 import { useState } from 'preact/hooks';
 import { catalogue, coverOnThisOrigin } from '../api/catalogue';
 import { api } from '../api/operations';
@@ -50,6 +53,18 @@ export function BookPage({ bookId }: { bookId: string }) {
           <dt>In stock</dt>
           <dd data-testid="book-stock">{book.stock === null ? <span class="muted">not tracked</span> : count(book.stock)}</dd>
         </div>
+        {book.stock === null ? null : (
+          <>
+            <div class="card">
+              <dt>Held by checkouts</dt>
+              <dd data-testid="book-held">{count(book.heldStock ?? 0)}</dd>
+            </div>
+            <div class="card">
+              <dt>Available</dt>
+              <dd data-testid="book-available">{count(book.availableStock ?? 0)}</dd>
+            </div>
+          </>
+        )}
       </dl>
       <CoverPanel bookId={book.id} url={book.coverImageUrl} onUploaded={remote.reload} />
       <section class="panel panel-wide" aria-labelledby="book-details-title">

@@ -1,7 +1,12 @@
 /**
  * The dashboard: all-time figures (DashboardResponse) as cards, payment success, best sellers, and
  * revenue and order charts over a date range kept in the URL (`?from=&to=`, inclusive UTC days).
+ * It is live: the cards follow the gateway's `dashboardUpdated` subscription, and each change it
+ * brings loads the rest again (payment success, best sellers, charts) without a reload; a lost
+ * connection shows beside the title until it is back.
  */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { liveDashboard, type LiveFigures, type LiveStatus } from '../api/live';
 import { api, type DashboardData, type ReportsData } from '../api/operations';
 import { Chart } from '../components/chart';
 import { Empty, ErrorMessage, Loading } from '../components/states';
@@ -13,7 +18,7 @@ import { href, Link, navigate, type Location } from '../router';
 /** Filling every day of a longer range would only draw a flat line; past this the chart shows active days. */
 const MAX_FILLED_DAYS = 732;
 
-function DashboardCards({ data }: { data: DashboardData }) {
+function DashboardCards({ data }: { data: Pick<DashboardData, 'dashboard'> }) {
   const d = data.dashboard;
   const cards: { key: keyof typeof d; label: string; value: string; raw: string | number }[] = [
     { key: 'totalRevenue', label: 'Total revenue', value: money(d.totalRevenue), raw: d.totalRevenue },
@@ -219,24 +224,67 @@ function RangeForm({ from, to }: { from: string; to: string }) {
   );
 }
 
+/**
+ * What a remote value last was when ready, shown while a live change loads it again so the page
+ * does not blank; forgotten when `key` (what is asked, e.g. the date range) changes.
+ */
+function useSteady<T>(remote: ReturnType<typeof useRemote<T>>, key = ''): T | undefined {
+  const last = useRef<{ key: string; data: T } | undefined>(undefined);
+  if (remote.status === 'ready') last.current = { key, data: remote.data };
+  return last.current?.key === key ? last.current.data : undefined;
+}
+
+/** The live figures and the stream's state; `changes` counts the values after the first. */
+function useLiveFigures(): { figures: LiveFigures | undefined; status: LiveStatus; changes: number } {
+  const [state, setState] = useState<{ figures: LiveFigures | undefined; status: LiveStatus; changes: number }>({ figures: undefined, status: 'connecting', changes: 0 });
+  useEffect(
+    () =>
+      liveDashboard({
+        value: (figures) => setState((now) => ({ figures, status: 'live', changes: now.figures ? now.changes + 1 : now.changes })),
+        status: (status) => setState((now) => ({ ...now, status })),
+      }),
+    [],
+  );
+  return state;
+}
+
+const LIVE_LABELS: Record<LiveStatus, string> = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Connection lost: reconnecting…' };
+
 export function DashboardPage({ location }: { location: Location }) {
   const defaults = defaultRange();
   const from = isIsoDay(location.query.get('from')) ? (location.query.get('from') as string) : defaults.from;
   const to = isIsoDay(location.query.get('to')) ? (location.query.get('to') as string) : defaults.to;
+  const live = useLiveFigures();
+  // Each change the stream brings loads the rest of the page again.
   const figures = useRemote(() => api.dashboard(), []);
   const reports = useRemote(() => api.reports(from, to), [from, to]);
+  const { reload: reloadFigures } = figures;
+  const { reload: reloadReports } = reports;
+  useEffect(() => {
+    if (live.changes === 0) return;
+    reloadFigures();
+    reloadReports();
+  }, [live.changes, reloadFigures, reloadReports]);
+  const shownFigures = useSteady(figures);
+  const shownReports = useSteady(reports, `${from}/${to}`);
+  const cards = shownFigures ? { dashboard: live.figures?.dashboardUpdated ?? shownFigures.dashboard } : undefined;
 
   return (
     <>
-      <h1>Dashboard</h1>
+      <h1>
+        Dashboard{' '}
+        <span class={`live-status live-${live.status}`} role="status" data-testid="live-status" data-status={live.status}>
+          {LIVE_LABELS[live.status]}
+        </span>
+      </h1>
       <section aria-labelledby="all-time-title">
         <h2 id="all-time-title">All time</h2>
-        {figures.status === 'loading' ? <Loading what="the figures" /> : null}
+        {!cards && figures.status === 'loading' ? <Loading what="the figures" /> : null}
         {figures.status === 'error' ? <ErrorMessage error={figures.error} what="the figures" onRetry={figures.reload} /> : null}
-        {figures.status === 'ready' ? (
+        {cards ? (
           <>
-            <DashboardCards data={figures.data} />
-            {figures.data.dashboard.totalOrders === 0 ? <Empty>No orders yet: the figures fill in as customers check out.</Empty> : null}
+            <DashboardCards data={cards} />
+            {cards.dashboard.totalOrders === 0 ? <Empty>No orders yet: the figures fill in as customers check out.</Empty> : null}
           </>
         ) : null}
       </section>
@@ -244,15 +292,15 @@ export function DashboardPage({ location }: { location: Location }) {
       <section class="panel panel-wide" aria-labelledby="range-title" data-testid="reports" aria-busy={reports.status === 'loading'}>
         <h2 id="range-title">Revenue and orders by date</h2>
         <RangeForm key={`${from}/${to}`} from={from} to={to} />
-        {reports.status === 'loading' ? <Loading what="the reports" /> : null}
+        {!shownReports && reports.status === 'loading' ? <Loading what="the reports" /> : null}
         {reports.status === 'error' ? <ErrorMessage error={reports.error} what="the reports" onRetry={reports.reload} /> : null}
-        {reports.status === 'ready' ? <Charts data={reports.data} from={from} to={to} /> : null}
+        {shownReports && reports.status !== 'error' ? <Charts data={shownReports} from={from} to={to} /> : null}
       </section>
 
-      {figures.status === 'ready' ? (
+      {shownFigures ? (
         <div class="panels">
-          <PaymentSuccess data={figures.data} />
-          <TopBooks data={figures.data} />
+          <PaymentSuccess data={shownFigures} />
+          <TopBooks data={shownFigures} />
         </div>
       ) : null}
     </>

@@ -100,6 +100,12 @@ function Order({ order, onRefunded }: { order: OrderDetail; onRefunded: (refund:
           <StatusBadge status={order.status} />
           {order.refundStatus ? <span class="muted"> refund {order.refundStatus}</span> : null}
         </dd>
+        {order.cancellationReason ? (
+          <>
+            <dt>Cancelled because</dt>
+            <dd data-testid="order-cancellation-reason">{order.cancellationReason}</dd>
+          </>
+        ) : null}
         <dt>Created</dt>
         <dd>{timestamp(order.createdAt)}</dd>
       </dl>
