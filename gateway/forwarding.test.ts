@@ -93,6 +93,32 @@ describe('what the gateway forwards', () => {
     expect(res.body.equals(body)).toBe(true);
   });
 
+  it('keeps serving a kept-alive connection whose body the service answered before reading', async () => {
+    // The book service answers 415 on the headers alone; the client is still sending 8 MiB. The
+    // gateway reads the rest and drops it, and the same connection carries the next request.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const sent = (method: string, path: string, headers: http.OutgoingHttpHeaders, body?: Buffer) =>
+        new Promise<{ status: number; socket: net.Socket; text: string }>((resolve, reject) => {
+          const req = http.request(`${setup.gateway.url}${path}`, { method, headers, agent }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, socket: req.socket as net.Socket, text: Buffer.concat(chunks).toString() }));
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      const early = await sent('POST', '/api/books/create', { 'Content-Type': 'text/plain' }, Buffer.alloc(8 * 1024 * 1024, 'x'));
+      expect(early.status).toBe(415);
+      expect(JSON.parse(early.text)).toMatchObject({ status: 415, message: 'Content-Type must be application/json' });
+      const next = await sent('GET', '/api/books/', {});
+      expect(next.status).toBe(200);
+      expect(next.socket).toBe(early.socket);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it("keeps every value of a header the answer repeats, and leaves the connection's own headers to each side", async () => {
     const seen: http.IncomingHttpHeaders[] = [];
     const upstream = http.createServer((req, res) => {

@@ -12,6 +12,7 @@
  * while CORS is on: gateway/index.ts) goes through it, to the same proxy as a middleware.
  */
 import type http from 'node:http';
+import { PassThrough } from 'node:stream';
 import type { RequestHandler } from 'express';
 import { Agent, type Dispatcher } from 'undici';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -168,7 +169,7 @@ function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.Serv
         path: `${target.pathname === '/' ? '' : target.pathname}${req.url ?? ''}`,
         method: req.method as Dispatcher.HttpMethod,
         headers,
-        body: bodiless ? null : req,
+        body: bodiless ? null : forwardedBody(req, res),
       },
       handler,
     );
@@ -176,6 +177,26 @@ function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.Serv
     // A request undici refuses outright (the dispatcher closed while the gateway stops).
     fail(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/**
+ * The client's body as the upstream request reads it. Not `req` itself: undici destroys a request
+ * body it stops sending (the service answered before reading it all: a 415, a 413, a 401, or the
+ * service went away), and a destroyed `req` that the client has not finished sending leaves the
+ * client's kept-alive connection stalled on Node 26 (its parser waits on a body nobody reads; Node
+ * 24 dropped the connection instead). So once the answer is sent, whatever the client still sends
+ * of this body is read and discarded, as Node does with a body no handler read, and the connection
+ * serves the client's next request; the upstream request, cut short, is not reused.
+ */
+function forwardedBody(req: http.IncomingMessage, res: http.ServerResponse): PassThrough {
+  const body = req.pipe(new PassThrough());
+  res.once('finish', () => {
+    if (req.complete) return;
+    req.unpipe(body);
+    body.destroy();
+    req.resume();
+  });
+  return body;
 }
 
 function targetOf(targets: Map<string, URL>, base: string): URL {
