@@ -82,8 +82,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Where the services log; default stdout at the config's LOG_LEVEL (tests that read the log hand their own). */
   logger?: Logger;
-  /** Where the Stripe simulator sends its webhooks; default the payment service itself (a test may route them through a gateway). */
-  stripeWebhookUrl?: () => string;
+  /** Where the Stripe simulator sends its webhooks; default the payment service itself (a test may route them through a gateway, or hold them back with undefined). */
+  stripeWebhookUrl?: () => string | undefined;
 }
 
 /** Starts auth, user and the requested services, in the start order of SERVICE_FACTORIES. */

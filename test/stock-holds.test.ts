@@ -23,6 +23,8 @@ let stack: Stack;
 let gateway: RunningGateway;
 let mailbox: LocalMailbox;
 let admin: Awaited<ReturnType<typeof adminSession>>;
+/** While true, the simulator's webhooks are held back (it records them; a test resends what it wants delivered). */
+let webhooksHeld = false;
 
 beforeAll(async () => {
   const smtp = await startMailbox();
@@ -30,6 +32,7 @@ beforeAll(async () => {
   stack = await startStack({
     services: ['book', 'order', 'payment', 'analytics'],
     env: { ...smtp.env, STOCK_HOLD_MINUTES: String(HOLD_MS / 60_000) },
+    stripeWebhookUrl: () => (webhooksHeld ? undefined : `${stack.config.urls.payment}/api/payments/webhook`),
   });
   gateway = await startGateway(stack.config, { mountGraphql: graphqlHalf({ config: stack.config, logger: createLogger(stack.config.logLevel) }) });
   admin = await adminSession(stack);
@@ -85,6 +88,34 @@ describe('a hold ends once', () => {
     const created = await waitFor(async () => ((await dashboard()).totalOrders > before.totalOrders ? await dashboard() : undefined), { what: 'the checkout counted' });
     expect(created.failedPayments).toBe(before.failedPayments);
     expect(created.paymentSuccessRate).toBe(before.paymentSuccessRate);
+  });
+
+  it('counts a decline that the expiry overtook as the reason the payment failed, and the dashboard as a failed payment', async () => {
+    const buyer = await registeredUser(stack);
+    const book = await rareBook(1);
+    const before = await dashboard();
+    const res = await buyFrom(buyer.bearer, [{ bookId: book.id, quantity: 1 }]);
+    expect(res.status).toBe(200);
+    // The bank declines the card; its webhook is late, and the hold runs out before it arrives.
+    webhooksHeld = true;
+    let declined: Awaited<ReturnType<ReturnType<typeof sim>['fail']>>;
+    try {
+      declined = await sim().fail(res.body.paymentIntentId, 'card_declined');
+      const expired = await paymentWhen(stack, buyer.bearer, res.body.paymentId, (p) => p.status === 'FAILED', 'the expired checkout');
+      expect(expired.failureReason).toBe('checkout_expired');
+    } finally {
+      webhooksHeld = false;
+    }
+    expect((await sim().resend(declined.event.id)).status).toBe('delivered');
+
+    const failed = await paymentWhen(stack, buyer.bearer, res.body.paymentId, (p) => p.failureReason !== 'checkout_expired', 'the decline applied');
+    expect(failed).toMatchObject({ status: 'FAILED', failureReason: 'card_declined' });
+    const counted = await waitFor(async () => ((await dashboard()).failedPayments > before.failedPayments ? await dashboard() : undefined), { what: 'the decline counted' });
+    expect(counted.failedPayments).toBe(before.failedPayments + 1);
+    // Delivered again, it changes nothing more.
+    expect((await sim().resend(declined.event.id)).status).toBe('delivered');
+    expect((await dashboard()).failedPayments).toBe(before.failedPayments + 1);
+    await waitFor(async () => (await bookOf(book.id)).availableStock === 1, { what: 'the copy back' });
   });
 
   it('holds again for the same checkout after its hold expired, with a new PaymentIntent, or answers 409 when the copies went meanwhile', async () => {

@@ -10,6 +10,7 @@
  * |--------------------------------------------------|-----------------------------------|----------|--------------------|
  * | payment_intent.succeeded                         | PAYMENT_PENDING, FAILED           | SUCCESS  | payment-success    |
  * | payment_intent.payment_failed, .canceled         | PAYMENT_PENDING                   | FAILED   | payment-failed     |
+ * | payment_intent.payment_failed                    | FAILED with checkout_expired      | FAILED   | payment-failed     |
  * | charge.refunded (full), no refund of ours open   | SUCCESS, PAYMENT_PENDING, FAILED  | REFUNDED | payment-refunded   |
  *
  * Our refunds (refund-ledger.ts) follow their own status only: `refund.created` / `refund.updated`,
@@ -20,6 +21,11 @@
  * and moves the payment only while no refund of ours is open there (the money came back by the
  * provider's dashboard); otherwise the payment stays SUCCESS until its refunds that succeeded
  * reach its amount.
+ *
+ * A decline that arrives after the expiry sweep ended the same intent's checkout (holds.ts) says
+ * why the payment failed: the customer was declined before the intent was cancelled, so the
+ * payment's `failureReason` becomes the decline's and `payment-failed` is published again with it;
+ * the first one, `checkout_expired`, was no failure to analytics, this one is.
  *
  * A full refund seen before its success therefore leaves the payment REFUNDED, and the success that
  * follows finds no row of the table: it changes nothing and publishes nothing, so no order is made
@@ -43,6 +49,8 @@ type Outcome = 'APPLIED' | 'IGNORED' | 'UNKNOWN_INTENT';
 
 interface Transition {
   from: readonly PaymentStatus[];
+  /** A further condition on the payment, beside its status. */
+  when?: (payment: Payment) => boolean;
   to: PaymentStatus;
   publish(manager: EntityManager, payment: Payment, event: Stripe.Event, at: Date): Promise<void>;
 }
@@ -67,7 +75,10 @@ const TRANSITIONS: Record<string, Transition> = {
     },
   },
   'payment_intent.payment_failed': {
-    from: ['PAYMENT_PENDING'],
+    // Also a decline the expiry sweep overtook: the customer was declined on this intent before the
+    // sweep cancelled it, so the payment failed for that reason, not for a cart left unpaid.
+    from: ['PAYMENT_PENDING', 'FAILED'],
+    when: (payment) => payment.status === 'PAYMENT_PENDING' || payment.failureReason === CHECKOUT_EXPIRED,
     to: 'FAILED',
     publish: (manager, payment, event, at) => publishPaymentFailed(manager, payment, failureReason(event, payment), at),
   },
@@ -206,7 +217,13 @@ export class WebhookHandler {
     if (intent && !payment && transition) {
       outcome = 'UNKNOWN_INTENT';
       this.logger.warn({ providerEventId: event.id, paymentIntentId: intent }, 'provider event for an unknown PaymentIntent');
-    } else if (payment && transition && transition.from.includes(payment.status) && (event.type !== 'charge.refunded' || (await chargeRefundSettles(manager, payment, event)))) {
+    } else if (
+      payment &&
+      transition &&
+      transition.from.includes(payment.status) &&
+      (transition.when?.(payment) ?? true) &&
+      (event.type !== 'charge.refunded' || (await chargeRefundSettles(manager, payment, event)))
+    ) {
       const changes: Partial<Payment> = { status: transition.to, updatedAt: new Date() };
       if (transition.to === 'SUCCESS') Object.assign(changes, { paidAt: at, failureReason: null });
       if (transition.to === 'FAILED') changes.failureReason = failureReason(event, payment).slice(0, 255);
