@@ -226,7 +226,7 @@ export async function gatewayProfile(dir: string, seconds = 10, withHive = false
     const profiles: Partial<Record<'ours' | 'Hive', Record<string, PathProfile>>> = {};
     for (const gateway of gateways) {
       const byPath: Record<string, PathProfile> = {};
-      for (const name of ['rest', 'dashboard', 'books', 'topBooks'] as const) {
+      for (const name of ['rest', 'dashboard', 'books', 'topBooks', 'orderBooks'] as const) {
         if (gateway === 'Hive' && name === 'rest') continue;
         const out = path.join(dir, gateway, name);
         fs.rmSync(out, { recursive: true, force: true });
