@@ -13,6 +13,7 @@ export const BENCHES: Record<string, string[]> = {
   commerce: ['10'],
   'forgot-password': ['1000'],
   gateway: [process.env.BENCH_SECONDS ?? '10'],
+  cores: [process.env.BENCH_SECONDS ?? '10'],
   tracing: [process.env.BENCH_SECONDS ?? '10'],
   usage: [process.env.BENCH_SECONDS ?? '10'],
   analytics: ['10000', '1000000'],

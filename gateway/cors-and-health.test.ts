@@ -2,6 +2,7 @@
  * The gateway's own answers: CORS for browsers (and how CORS_ORIGINS and its neighbours are read),
  * and its actuator, whose health asks every upstream it proxies to.
  */
+import os from 'node:os';
 import request from 'supertest';
 import { ConfigError, loadConfig } from '../platform/config';
 import { closedPort } from '../test/gateway';
@@ -95,6 +96,14 @@ describe('CORS', () => {
     expect(share()).toBe(true);
     expect(share('false')).toBe(false);
     expect(() => share('maybe')).toThrow(ConfigError);
+  });
+
+  it('runs one process unless GATEWAY_WORKERS asks for more, or for one per core with auto', () => {
+    const workers = (value?: string) => loadConfig({ INTERNAL_API_KEY: 'k', ...(value === undefined ? {} : { GATEWAY_WORKERS: value }) }).gatewayWorkers;
+    expect(workers()).toBe(1);
+    expect(workers('3')).toBe(3);
+    expect(workers('auto')).toBe(os.availableParallelism());
+    for (const wrong of ['0', '-1', '1.5', 'many', '257']) expect(() => workers(wrong)).toThrow(/GATEWAY_WORKERS/);
   });
 });
 

@@ -1,9 +1,11 @@
 /**
  * The actuator routes every service and the gateway answer (CONTRACT §1): `/actuator/health` from
- * named checks, `/actuator/info`, and `/actuator/prometheus` from the process's metrics registry.
+ * named checks, `/actuator/info`, and `/actuator/prometheus` from the process's metrics registry (all
+ * the workers' together, when the process is one of several: platform/workers.ts).
  */
 import { Router, type RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
+import { metricsOf } from './workers';
 
 /** Resolves when the dependency is fine; rejects with the reason it is not. */
 export type HealthCheck = () => Promise<void>;
@@ -34,6 +36,7 @@ async function component(check: HealthCheck): Promise<Component> {
 
 export function actuatorRouter(options: ActuatorOptions): Router {
   const router = Router();
+  const metrics = metricsOf(options.registry);
   router
     .route('/actuator/health')
     .get(async (_req, res) => {
@@ -51,7 +54,7 @@ export function actuatorRouter(options: ActuatorOptions): Router {
   router
     .route('/actuator/prometheus')
     .get(async (_req, res) => {
-      res.type(options.registry.contentType).send(await options.registry.metrics());
+      res.type(options.registry.contentType).send(await metrics());
     })
     .all(options.otherMethods);
   return router;

@@ -7,6 +7,7 @@
  */
 import './telemetry/register';
 import 'reflect-metadata';
+import cluster from 'node:cluster';
 import { guardProcess, stopOnCrash } from './crash';
 import { ConfigError, loadConfig, type Config, type LoadOptions } from './config';
 import { MigrationLockTimeout, isDatabaseUnavailable, isDeadlock } from './database';
@@ -16,6 +17,7 @@ import { isRetriableKafkaError } from './events/kafka';
 import { namespacedBus } from './events/namespaced-bus';
 import { createLogger, type Logger } from './logger';
 import { startTracing, type TracingHandle } from './telemetry/tracing';
+import { superviseWorkers } from './workers';
 
 export interface ProcessDeps {
   config: Config;
@@ -113,7 +115,8 @@ export function isRetriableStartupError(error: unknown): boolean {
 const STARTUP_BACKOFF_MS = { initial: 250, max: 5000 };
 
 /**
- * Starts one service alone, as `node dist/subgraphs/<name>/main.js` does. A start that fails for a
+ * Starts one service alone, as `node dist/subgraphs/<name>/main.js` does (or, when `workers` gives
+ * more than one, a primary that runs that many processes of it: platform/workers.ts). A start that fails for a
  * passing reason (see isRetriableStartupError) is undone (service stopped, bus closed) and tried
  * again with a growing pause, logged at warn, until `STARTUP_TIMEOUT_MS` has passed; only then, or
  * at once for any other error, the process exits 1.
@@ -121,8 +124,14 @@ const STARTUP_BACKOFF_MS = { initial: 250, max: 5000 };
 export async function runAlone(
   name: keyof Config['ports'],
   build: (deps: ProcessDeps) => Promise<{ start(port: number, host?: string): Promise<number>; stop(): Promise<void> }>,
+  options: { workers?: (config: Config) => number } = {},
 ): Promise<void> {
   const { config, logger } = processBasics({}, name);
+  const workers = options.workers?.(config) ?? 1;
+  if (workers > 1 && cluster.isPrimary) {
+    superviseWorkers({ name, count: workers, logger, stopBoundMs: STOP_BOUND_MS });
+    return;
+  }
   const deadline = Date.now() + config.startupTimeoutMs;
   let delayMs = STARTUP_BACKOFF_MS.initial;
   for (let attempt = 1; ; attempt += 1) {

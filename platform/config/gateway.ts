@@ -1,4 +1,5 @@
 /** The gateway's own settings: which browser origins it serves, and how its GraphQL half behaves. */
+import os from 'node:os';
 import { ConfigError, type EnvReader } from './env';
 
 export interface GatewayConfig {
@@ -26,7 +27,16 @@ export interface GatewayConfig {
    * the gateway share one execution and its answer (gateway/shared-requests.ts).
    */
   gatewayDeduplicateRequests: boolean;
-  /** Open subscription streams (gateway/subscriptions/): at most this many per caller and per gateway process. */
+  /**
+   * `GATEWAY_WORKERS` (default 1): gateway processes serving one port, a number or `auto` (one per
+   * core the process may use). Above 1, `node dist/gateway/main.js` is a primary that runs them
+   * (platform/workers.ts); the embedded default (`npm start`) is always one process.
+   */
+  gatewayWorkers: number;
+  /**
+   * Open subscription streams (gateway/subscriptions/): at most this many per caller and per gateway
+   * process; with `GATEWAY_WORKERS` above 1, per worker.
+   */
   subscriptionLimits: {
     /** `GATEWAY_SUBSCRIPTIONS_PER_CALLER` (default 10): a caller's streams open at once, all its sessions together. */
     perCaller: number;
@@ -42,8 +52,17 @@ export function readGateway(env: EnvReader): GatewayConfig {
     apolloTelemetryDisabled: apolloTelemetryDisabled(env.read('APOLLO_TELEMETRY_DISABLED')),
     gatewayDeduplicateQueries: env.bool('GATEWAY_DEDUPLICATE_QUERIES', true),
     gatewayDeduplicateRequests: env.bool('GATEWAY_DEDUPLICATE_REQUESTS', true),
+    gatewayWorkers: gatewayWorkers(env.read('GATEWAY_WORKERS')),
     subscriptionLimits: { perCaller: env.int('GATEWAY_SUBSCRIPTIONS_PER_CALLER', 10, 1), perProcess: env.int('GATEWAY_SUBSCRIPTIONS_MAX', 10_000, 1) },
   };
+}
+
+function gatewayWorkers(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 1;
+  if (raw === 'auto') return os.availableParallelism();
+  const count = Number(raw);
+  if (!Number.isInteger(count) || count < 1 || count > 256) throw new ConfigError(`GATEWAY_WORKERS must be "auto" or a whole number from 1 to 256, got "${raw}"`);
+  return count;
 }
 
 /** `*`, or a browser origin (`https://shop.example.com[:port]`) in the form browsers send it. */
