@@ -20,7 +20,8 @@
  * `node dist/bench/gateway.js [seconds=10]`; `--profile=<dir>` instead profiles our gateway
  * (`node --cpu-prof`) under each path's load, one gateway process per path, and prints the top
  * frames by self time and by total time (bench/profile.ts); with `--hive` it profiles Hive Gateway
- * the same way after ours.
+ * the same way after ours. `--paths=rest,dashboard` measures (or profiles) only the paths named
+ * (rest, dashboard, books, topBooks, orderBooks, restDashboard); the others are left out of the table.
  */
 import 'reflect-metadata';
 import fs from 'node:fs';
@@ -115,10 +116,24 @@ export interface GatewayRows {
   restDashboard: Row[];
 }
 
-export function gatewayTable(result: GatewayRows): string {
+/** The paths a run measures: all, or those `--paths=` names. */
+export type PathName = keyof GatewayRows;
+export const PATH_NAMES: readonly PathName[] = ['rest', 'dashboard', 'books', 'topBooks', 'orderBooks', 'restDashboard'];
+
+/** The paths `--paths=a,b` names on the command line (every path without it); an unknown name fails. */
+export function selectedPaths(argv: readonly string[] = process.argv): readonly PathName[] {
+  const arg = argv.find((a) => a.startsWith('--paths='));
+  if (!arg) return PATH_NAMES;
+  const names = arg.slice('--paths='.length).split(',').filter(Boolean);
+  const unknown = names.filter((name) => !(PATH_NAMES as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown path ${unknown.join(', ')} (known: ${PATH_NAMES.join(', ')})`);
+  return names as PathName[];
+}
+
+export function gatewayTable(result: Partial<GatewayRows>): string {
   const lines = ['| Path | via | req/s | p50 ms | p99 ms | ratio (req/s, p50, p99) | CPU µs/request (gateway · services) | bad answers |', '|---|---|---|---|---|---|---|---|'];
   const cpu = ({ cpuUsPerRequest: c }: Row) => (c ? `${c.gateway ?? '–'} · ${c.services ?? '–'}` : '');
-  const add = (label: string, rows: Row[], reference: string) => {
+  const add = (label: string, rows: Row[] = [], reference: string) => {
     for (const row of rows) {
       // Our gateway without deduplication is compared with Hive Gateway without it.
       const against = row.target === ALONE.ours ? ALONE.Hive : reference;
@@ -133,12 +148,14 @@ export function gatewayTable(result: GatewayRows): string {
   add('top books → `Book` (2 subgraphs)', result.topBooks, 'Hive');
   add('orders → `Book` → sales (3 subgraphs)', result.orderBooks, 'Hive');
   add('`GET /analytics/dashboard`', result.restDashboard, 'direct');
-  const p50 = ratio(by(result.dashboard, 'ours')?.p50Ms ?? NaN, result.restDashboard[0].p50Ms);
-  lines.push('', `Dashboard query through our gateway, p50: ${p50}× REST direct.`);
+  if (result.dashboard && result.restDashboard) {
+    const p50 = ratio(by(result.dashboard, 'ours')?.p50Ms ?? NaN, result.restDashboard[0].p50Ms);
+    lines.push('', `Dashboard query through our gateway, p50: ${p50}× REST direct.`);
+  }
   return lines.join('\n');
 }
 
-export async function gatewayBench(seconds = 10) {
+export async function gatewayBench(seconds = 10, only: readonly PathName[] = PATH_NAMES) {
   installHivePeers();
   return withServices(async (services, dir, servicesProcess) => {
     const [oursPort, hivePort, nginxPort, oursAlonePort, hiveAlonePort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
@@ -176,18 +193,10 @@ export async function gatewayBench(seconds = 10) {
           [LADDER.grafbase]: grafbase ? `http://127.0.0.1:${grafbasePort}` : undefined,
         },
       });
-      const result = {
-        bench: 'gateway',
-        connections: CONNECTIONS,
-        seconds,
-        loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
-        rest: await measure(targets.rest, seconds, charged),
-        dashboard: await measure(targets.dashboard, seconds, charged),
-        books: await measure(targets.books, seconds, charged),
-        topBooks: await measure(targets.topBooks, seconds, charged),
-        orderBooks: await measure(targets.orderBooks, seconds, charged),
-        restDashboard: await measure(targets.restDashboard, seconds, charged),
-      };
+      const loadAverage = os.loadavg().map((l) => Number(l.toFixed(2)));
+      const measured: Partial<GatewayRows> = {};
+      for (const name of only) measured[name] = await measure(targets[name], seconds, charged);
+      const result = { bench: 'gateway', connections: CONNECTIONS, seconds, loadAverage, ...measured };
       return { ...result, table: gatewayTable(result) };
     } finally {
       for (const started of running.reverse()) await stopGroup(started);
@@ -218,7 +227,7 @@ function busiestProfile(dir: string): string {
  * measured load counts: start-up and warm-up are left out of the profile. `env` is handed to our
  * gateway (bench/tracing.ts profiles it with tracing on).
  */
-export async function gatewayProfile(dir: string, seconds = 10, withHive = false, env: Record<string, string> = {}) {
+export async function gatewayProfile(dir: string, seconds = 10, withHive = false, env: Record<string, string> = {}, only: readonly PathName[] = PATH_NAMES) {
   fs.mkdirSync(dir, { recursive: true });
   return withServices(async (services, scratch, servicesProcess) => {
     const port = await freePort();
@@ -227,7 +236,7 @@ export async function gatewayProfile(dir: string, seconds = 10, withHive = false
     for (const gateway of gateways) {
       const byPath: Record<string, PathProfile> = {};
       for (const name of ['rest', 'dashboard', 'books', 'topBooks', 'orderBooks'] as const) {
-        if (gateway === 'Hive' && name === 'rest') continue;
+        if ((gateway === 'Hive' && name === 'rest') || !only.includes(name)) continue;
         const out = path.join(dir, gateway, name);
         fs.rmSync(out, { recursive: true, force: true });
         fs.mkdirSync(out, { recursive: true });
@@ -264,8 +273,9 @@ export async function gatewayProfile(dir: string, seconds = 10, withHive = false
 if (require.main === module) {
   const profileArg = process.argv.find((arg) => arg.startsWith('--profile='));
   const seconds = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || Number(process.env.BENCH_SECONDS) || undefined;
-  const profiling = profileArg ? gatewayProfile(profileArg.slice('--profile='.length), seconds, process.argv.includes('--hive')) : undefined;
-  (profiling ?? gatewayBench(seconds)).then(
+  const only = selectedPaths();
+  const profiling = profileArg ? gatewayProfile(profileArg.slice('--profile='.length), seconds, process.argv.includes('--hive'), {}, only) : undefined;
+  (profiling ?? gatewayBench(seconds, only)).then(
     (result) => {
       if ('table' in result && typeof result.table === 'string') process.stderr.write(`${result.table}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);

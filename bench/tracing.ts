@@ -10,12 +10,14 @@
  * `node dist/bench/tracing.js [seconds=10]`. The aim (DESIGN.md): at 10 %, at most 10 % less
  * throughput than off. `--profile=<dir> [--ratio=0.1]` instead profiles our gateway traced at that
  * ratio under each path's load, as `node dist/bench/gateway.js --profile=<dir>` does untraced.
+ * `--paths=rest,dashboard` measures (or profiles) only the paths named (rest, dashboard, books,
+ * topBooks).
  */
 import 'reflect-metadata';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { gatewayProfile, measure, type Row } from './gateway';
+import { gatewayProfile, measure, selectedPaths, type PathName, type Row } from './gateway';
 import { ourGatewayVariants, withServices } from './peers';
 
 const VARIANTS = [
@@ -50,7 +52,10 @@ function envOf(ratio: string | undefined, sink: string): Record<string, string> 
   return { OTEL_TRACES_EXPORTER: 'zipkin', OTEL_EXPORTER_ZIPKIN_ENDPOINT: sink, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio };
 }
 
-export function tracingTable(result: Record<'rest' | 'dashboard' | 'books' | 'topBooks', Row[]>): string {
+const TRACED_PATHS = ['rest', 'dashboard', 'books', 'topBooks'] as const;
+type TracedPath = (typeof TRACED_PATHS)[number];
+
+export function tracingTable(result: Partial<Record<TracedPath, Row[]>>): string {
   const lines = ['| Path | tracing | req/s | p50 ms | p99 ms | req/s vs off | CPU µs/request (gateway) | bad answers |', '|---|---|---|---|---|---|---|---|'];
   const labels = { rest: '`GET /api/books/{id}`', dashboard: '`{ dashboard {…} }`', books: '`{ books(limit: 10) {…} }`', topBooks: 'top books → `Book` (2 subgraphs)' };
   for (const [name, rows] of Object.entries(result) as [keyof typeof labels, Row[]][]) {
@@ -65,7 +70,7 @@ export function tracingTable(result: Record<'rest' | 'dashboard' | 'books' | 'to
   return lines.join('\n');
 }
 
-export async function tracingBench(seconds = 10) {
+export async function tracingBench(seconds = 10, only: readonly TracedPath[] = TRACED_PATHS) {
   const sink = await startSink();
   try {
     return await withServices(async (services, _dir, servicesProcess) => {
@@ -75,16 +80,13 @@ export async function tracingBench(seconds = 10) {
         VARIANTS.map((variant) => ({ target: variant.target, env: envOf(variant.ratio, sink.url) })),
       );
       try {
-        const result = {
-          rest: await measure(through(base.rest), seconds, charged),
-          dashboard: await measure(through(base.dashboard), seconds, charged),
-          books: await measure(through(base.books), seconds, charged),
-          topBooks: await measure(through(base.topBooks), seconds, charged),
-        };
+        const loadAverage = os.loadavg().map((l) => Number(l.toFixed(2)));
+        const result: Partial<Record<TracedPath, Row[]>> = {};
+        for (const name of only) result[name] = await measure(through(base[name]), seconds, charged);
         return {
           bench: 'tracing',
           seconds,
-          loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+          loadAverage,
           spansExported: sink.spans(),
           ...result,
           table: tracingTable(result),
@@ -99,10 +101,10 @@ export async function tracingBench(seconds = 10) {
 }
 
 /** Our gateway traced at `ratio` under each path's load, profiled (bench/gateway.ts, gatewayProfile). */
-async function tracedProfile(dir: string, seconds: number | undefined, ratio: string) {
+async function tracedProfile(dir: string, seconds: number | undefined, ratio: string, only: readonly PathName[]) {
   const sink = await startSink();
   try {
-    return await gatewayProfile(dir, seconds, false, envOf(ratio, sink.url));
+    return await gatewayProfile(dir, seconds, false, envOf(ratio, sink.url), only);
   } finally {
     sink.close();
   }
@@ -112,7 +114,8 @@ if (require.main === module) {
   const option = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
   const seconds = Number(process.argv.slice(2).find((arg) => !arg.startsWith('--'))) || Number(process.env.BENCH_SECONDS) || undefined;
   const profileDir = option('profile');
-  (profileDir ? tracedProfile(profileDir, seconds, option('ratio') ?? '0.1') : tracingBench(seconds)).then(
+  const only = selectedPaths().filter((name): name is TracedPath => (TRACED_PATHS as readonly string[]).includes(name));
+  (profileDir ? tracedProfile(profileDir, seconds, option('ratio') ?? '0.1', only) : tracingBench(seconds, only)).then(
     (result) => {
       if ('table' in result && typeof result.table === 'string') process.stderr.write(`${result.table}\n`);
       process.stdout.write(`${JSON.stringify(result)}\n`);

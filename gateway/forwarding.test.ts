@@ -174,6 +174,20 @@ describe('what the gateway forwards', () => {
     expect(seen.headers['x-gateway-proof']).toBe(setup.stack.config.trustProxy.proof);
   });
 
+  it("sends its request id, X-Forwarded-* and proof even when the client's Connection header names them", async () => {
+    const res = await rawRequest(recorded.url, 'GET', '/analytics/books', {
+      Connection: 'keep-alive, X-Forwarded-For, X-Forwarded-Proto, X-Forwarded-Host, X-Gateway-Proof, X-Request-Id',
+      'X-Forwarded-For': '198.51.100.4',
+    });
+    expect(res.status).toBe(202);
+    const [seen] = recorder.received.splice(0);
+    expect(seen.headers['x-forwarded-for']).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    expect(seen.headers['x-forwarded-proto']).toBe('http');
+    expect(seen.headers['x-forwarded-host']).toBeDefined();
+    expect(seen.headers['x-gateway-proof']).toBe(setup.stack.config.trustProxy.proof);
+    expect(seen.headers['x-request-id']).toBe(res.headers['x-request-id']);
+  });
+
   it('appends to the X-Forwarded-For of a proxy in front of it that TRUST_PROXY names', async () => {
     const behindProxy = await gatewayWith({
       urls: { ...setup.stack.config.urls, analytics: recorder.url },

@@ -128,10 +128,11 @@ function upstreamOf(req: http.IncomingMessage): ServiceName | undefined {
 
 /** The gateway's part of a proxied request: the request id settled on, the forwarded headers set, the request sent. */
 function proxy(upstreams: Upstreams, req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string): void {
+  const forwarded = upstreams.forwardedHeaders(req);
   req.headers['x-request-id'] = requestId;
   delete req.headers.forwarded;
-  Object.assign(req.headers, upstreams.forwardedHeaders(req));
-  forward(upstreams, req, res, upstream, requestId);
+  Object.assign(req.headers, forwarded);
+  forward(upstreams, req, res, upstream, requestId, forwarded);
 }
 
 /**
@@ -140,10 +141,10 @@ function proxy(upstreams: Upstreams, req: http.IncomingMessage, res: http.Server
  * Headers that describe one connection rather than the message (RFC 9110 §7.6.1) stay on their
  * side: each hop frames and keeps alive its own connection.
  */
-function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string): void {
+function forward(upstreams: Upstreams, req: http.IncomingMessage, res: http.ServerResponse, upstream: ServiceName, requestId: string, forwarded: Record<string, string>): void {
   const target = targetOf(upstreams.targets, upstreams.config.urls[upstream]);
   const bodiless = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined;
-  const headers = upstreamHeaders(req, target, bodiless);
+  const headers = upstreamHeaders(req, target, bodiless, forwarded);
   // With tracing on, a CLIENT span for the upstream call; the upstream continues the trace from it.
   const call = startCall(req.method ?? 'GET', target, { 'bookstore.upstream': upstream });
   if (call) withTraceHeaders(headers, call.context);
@@ -208,13 +209,21 @@ function targetOf(targets: Map<string, URL>, base: string): URL {
   return target;
 }
 
-/** The request's headers as the upstream gets them: the connection's own left out, the target's Host. */
-function upstreamHeaders(req: http.IncomingMessage, target: URL, bodiless: boolean): Record<string, string | string[]> {
+/**
+ * The request's headers as the upstream gets them: the connection's own left out, the target's
+ * Host. What the gateway set (the request id, the forwarded headers and the proof) goes on even when
+ * the client's Connection header names it: no client can take them off its request that way.
+ */
+function upstreamHeaders(req: http.IncomingMessage, target: URL, bodiless: boolean, forwarded: Record<string, string>): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   const named = connectionNamed(req.headers.connection);
   for (const name in req.headers) {
     const value = req.headers[name];
     if (value !== undefined && !HOP_BY_HOP.has(name) && !named?.has(name)) headers[name] = value;
+  }
+  if (named) {
+    headers['x-request-id'] = req.headers['x-request-id'] ?? '';
+    Object.assign(headers, forwarded);
   }
   // The Host the target expects (virtual hosts, TLS names); the client's goes on in X-Forwarded-Host.
   headers.host = target.host;
