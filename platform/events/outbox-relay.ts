@@ -43,10 +43,18 @@ export interface RelayOptions {
   db: Database;
   bus: EventBus;
   logger: Logger;
+  /**
+   * Rows per claim and per Kafka transaction (default DEFAULT_RELAY_BATCH): each batch costs a claim,
+   * a key-order read, a transaction on the broker (whose coordinator makes the next one wait while
+   * it writes the commit markers), a delete and a commit, whatever its size.
+   */
   batchSize?: number;
   /** Fallback poll for rows written by another process or left by a crash. */
   pollMs?: number;
 }
+
+/** See RelayOptions.batchSize; the producer splits a batch into produce requests the broker takes. */
+export const DEFAULT_RELAY_BATCH = 5000;
 
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -110,7 +118,7 @@ export class OutboxRelay {
   }
 
   private get batchSize(): number {
-    return this.options.batchSize ?? 500;
+    return this.options.batchSize ?? DEFAULT_RELAY_BATCH;
   }
 
   /**

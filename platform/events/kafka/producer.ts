@@ -4,7 +4,8 @@
  * open transaction, which the broker aborts after `transactionTimeoutMs` (or at once when this bus's
  * next producer starts), and our consumers read committed messages only. So when the outbox relay
  * of a dead replica never saw the broker's acknowledgement, the copy that another relay publishes is
- * the only one consumers ever see. Publishes of one bus are made one at a time.
+ * the only one consumers ever see. Publishes of one bus are made one at a time; a large one goes
+ * out in several produce requests within its transaction (produceRequests).
  */
 import { randomUUID } from 'node:crypto';
 import { Partitioners, type Kafka, type Producer } from 'kafkajs';
@@ -18,6 +19,47 @@ import { isRetriableKafkaError } from './errors';
 // commit too closely (its markers are still being written): retried after 100 ms, that would cost
 // each batch a tenth of a second. Shorter first pauses, more of them: about as long in all (4.5 s).
 const PRODUCER_RETRY = { retries: 8, initialRetryTime: 20, maxRetryTime: 2000, factor: 0.2, multiplier: 2 };
+
+/**
+ * Bytes of keys, values and headers per produce request: what one request carries for a partition
+ * must stay under the broker's `message.max.bytes` (1 MiB by default), whatever the batch size.
+ */
+export const MAX_REQUEST_BYTES = 512 << 10;
+
+type TopicMessages = { topic: string; messages: { key: string; value: string; headers: Record<string, string> }[] }[];
+
+function sizeOf(message: BusMessage): number {
+  let bytes = Buffer.byteLength(message.key) + Buffer.byteLength(message.value);
+  for (const [name, value] of Object.entries(message.headers ?? {})) bytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+  return bytes;
+}
+
+/**
+ * `messages` as the produce requests of one transaction, in order: each request up to
+ * MAX_REQUEST_BYTES (a larger message goes alone), its messages grouped by topic. The requests are
+ * sent one after the other, so the order per partition is the order of `messages`.
+ */
+export function produceRequests(messages: BusMessage[], maxBytes = MAX_REQUEST_BYTES): TopicMessages[] {
+  const requests: TopicMessages[] = [];
+  let byTopic = new Map<string, TopicMessages[number]['messages']>();
+  let bytes = 0;
+  const flush = () => {
+    if (byTopic.size > 0) requests.push([...byTopic].map(([topic, list]) => ({ topic, messages: list })));
+    byTopic = new Map();
+    bytes = 0;
+  };
+  for (const message of messages) {
+    const size = sizeOf(message);
+    if (bytes > 0 && bytes + size > maxBytes) flush();
+    bytes += size;
+    const list = byTopic.get(message.topic);
+    const sent = { key: message.key, value: message.value, headers: { ...message.headers, [PUBLISHER_HEADER]: PUBLISHER } };
+    if (list) list.push(sent);
+    else byTopic.set(message.topic, [sent]);
+  }
+  flush();
+  return requests;
+}
 
 export interface TransactionalProducerOptions {
   clientId: string;
@@ -60,22 +102,14 @@ export class TransactionalProducer {
    * the outbox relay repeats, and consumers apply each event id once.
    */
   async publish(messages: BusMessage[], options: PublishOptions): Promise<void> {
-    const byTopic = new Map<string, BusMessage[]>();
-    for (const message of messages) {
-      const list = byTopic.get(message.topic);
-      if (list) list.push(message);
-      else byTopic.set(message.topic, [message]);
-    }
-    const topicMessages = [...byTopic].map(([topic, list]) => ({
-      topic,
-      messages: list.map(({ key, value, headers }) => ({ key, value, headers: { ...headers, [PUBLISHER_HEADER]: PUBLISHER } })),
-    }));
+    const topics = [...new Set(messages.map((message) => message.topic))];
+    const requests = produceRequests(messages);
     const attempt = () =>
       this.producer.use('publishing to Kafka', this.options.publishTimeoutMs ?? 30000, async (producer) => {
-        await this.topics.ensureTopics([...byTopic.keys()]);
+        await this.topics.ensureTopics(topics);
         const transaction = await producer.transaction();
         try {
-          await transaction.sendBatch({ acks: -1, topicMessages });
+          for (const topicMessages of requests) await transaction.sendBatch({ acks: -1, topicMessages });
           await options.beforeCommit?.();
           await transaction.commit();
         } catch (error) {
